@@ -1,0 +1,1 @@
+//! 101 Okey rules engine.
