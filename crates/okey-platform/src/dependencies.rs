@@ -1,0 +1,243 @@
+//! Connections to PostgreSQL, NATS/JetStream and Redis: made with retry and backoff at start,
+//! probed afterwards so the health status says honestly whether the service can work.
+
+use std::future::Future;
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+use sqlx::migrate::{MigrateDatabase, Migrator};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use tokio::time::{Instant, sleep, timeout};
+
+use crate::settings::Settings;
+
+/// First wait between connection attempts; doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest wait between connection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// Longest one readiness probe may take before the dependency counts as down.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// What a service needs. Each service declares it once in its `startup` module.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Needs {
+    /// PostgreSQL, with the migrations of the service's own database.
+    pub postgres: Option<&'static Migrator>,
+    /// NATS with JetStream.
+    pub nats: bool,
+    /// Redis.
+    pub redis: bool,
+}
+
+/// Why start-up failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DependencyError {
+    /// A dependency did not answer before `server.startup_timeout_ms`.
+    #[error("{dependency} did not become available within {waited:?}: {last_error}")]
+    Unavailable {
+        /// `postgres`, `nats` or `redis`.
+        dependency: &'static str,
+        /// How long we tried.
+        waited: Duration,
+        /// The last attempt's error.
+        last_error: String,
+    },
+    /// The service's migrations failed; retrying would not help.
+    #[error("database migrations failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// The connections a service holds. Cheap to clone: every field is a handle.
+#[derive(Clone)]
+pub struct Dependencies {
+    /// PostgreSQL pool, migrated.
+    pub postgres: Option<PgPool>,
+    /// NATS client (reconnects by itself).
+    pub nats: Option<async_nats::Client>,
+    /// JetStream context over `nats`.
+    pub jetstream: Option<async_nats::jetstream::Context>,
+    /// Redis connection (reconnects by itself).
+    pub redis: Option<ConnectionManager>,
+}
+
+impl std::fmt::Debug for Dependencies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dependencies")
+            .field("postgres", &self.postgres.is_some())
+            .field("nats", &self.nats.is_some())
+            .field("redis", &self.redis.is_some())
+            .finish()
+    }
+}
+
+/// The outcome of probing every dependency once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    /// Dependencies that did not answer, with why.
+    pub down: Vec<(&'static str, String)>,
+}
+
+impl Readiness {
+    /// True when every dependency answered.
+    pub fn is_ready(&self) -> bool {
+        self.down.is_empty()
+    }
+}
+
+impl Dependencies {
+    /// Connects to what `needs` asks for, retrying each with backoff until
+    /// `server.startup_timeout_ms`, and runs the service's migrations.
+    pub async fn connect(settings: &Settings, needs: Needs) -> Result<Self, DependencyError> {
+        let deadline =
+            Instant::now() + Duration::from_millis(settings.server.startup_timeout_ms);
+
+        let postgres = match needs.postgres {
+            Some(migrator) => {
+                let pool = retry("postgres", deadline, || connect_postgres(settings)).await?;
+                migrator.run(&pool).await?;
+                tracing::info!(
+                    migrations = migrator.iter().count(),
+                    "database migrated"
+                );
+                Some(pool)
+            }
+            None => None,
+        };
+
+        let (nats, jetstream) = if needs.nats {
+            let (client, js) = retry("nats", deadline, || connect_nats(settings)).await?;
+            (Some(client), Some(js))
+        } else {
+            (None, None)
+        };
+
+        let redis = if needs.redis {
+            Some(retry("redis", deadline, || connect_redis(settings)).await?)
+        } else {
+            None
+        };
+
+        Ok(Dependencies {
+            postgres,
+            nats,
+            jetstream,
+            redis,
+        })
+    }
+
+    /// Probes each dependency once: a query, the connection state, a PING.
+    pub async fn probe(&self) -> Readiness {
+        let mut down = Vec::new();
+        if let Some(pool) = &self.postgres {
+            let probe = sqlx::query("SELECT 1").execute(pool);
+            if let Err(e) = flatten(timeout(PROBE_TIMEOUT, probe).await) {
+                down.push(("postgres", e));
+            }
+        }
+        if let Some(client) = &self.nats
+            && client.connection_state() != async_nats::connection::State::Connected
+        {
+            down.push(("nats", "not connected".to_owned()));
+        }
+        if let Some(redis) = &self.redis {
+            let mut conn = redis.clone();
+            let ping = redis::cmd("PING").query_async::<String>(&mut conn);
+            if let Err(e) = flatten(timeout(PROBE_TIMEOUT, ping).await) {
+                down.push(("redis", e));
+            }
+        }
+        Readiness { down }
+    }
+}
+
+fn flatten<T, E: std::fmt::Display>(
+    result: Result<Result<T, E>, tokio::time::error::Elapsed>,
+) -> Result<T, String> {
+    match result {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {PROBE_TIMEOUT:?}")),
+    }
+}
+
+/// Calls `attempt` until it succeeds, waiting longer after each failure, until `deadline`.
+async fn retry<T, F, Fut>(
+    dependency: &'static str,
+    deadline: Instant,
+    mut attempt: F,
+) -> Result<T, DependencyError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let started = Instant::now();
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        match attempt().await {
+            Ok(value) => {
+                tracing::info!(dependency, "connected");
+                return Ok(value);
+            }
+            Err(last_error) => {
+                if Instant::now() + backoff > deadline {
+                    return Err(DependencyError::Unavailable {
+                        dependency,
+                        waited: started.elapsed(),
+                        last_error,
+                    });
+                }
+                tracing::warn!(dependency, error = %last_error, retry_in = ?backoff, "not available yet");
+                sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}
+
+async fn connect_postgres(settings: &Settings) -> Result<PgPool, String> {
+    let url = settings.database.url.expose();
+    if settings.database.create_if_missing
+        && !sqlx::Postgres::database_exists(url)
+            .await
+            .map_err(|e| e.to_string())?
+    {
+        sqlx::Postgres::create_database(url)
+            .await
+            .map_err(|e| e.to_string())?;
+        tracing::info!("database created");
+    }
+    PgPoolOptions::new()
+        .max_connections(settings.database.max_connections)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect(url)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn connect_nats(
+    settings: &Settings,
+) -> Result<(async_nats::Client, async_nats::jetstream::Context), String> {
+    let client = async_nats::ConnectOptions::new()
+        .connection_timeout(Duration::from_secs(2))
+        .connect(settings.nats.url.as_str())
+        .await
+        .map_err(|e| e.to_string())?;
+    let jetstream = async_nats::jetstream::new(client.clone());
+    // A server without JetStream would accept the connection and fail every publish later.
+    jetstream
+        .query_account()
+        .await
+        .map_err(|e| format!("JetStream not available: {e}"))?;
+    Ok((client, jetstream))
+}
+
+async fn connect_redis(settings: &Settings) -> Result<ConnectionManager, String> {
+    let client =
+        redis::Client::open(settings.redis.url.expose().as_str()).map_err(|e| e.to_string())?;
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(2)));
+    ConnectionManager::new_with_config(client, config)
+        .await
+        .map_err(|e| e.to_string())
+}

@@ -1,0 +1,590 @@
+//! Typed settings: built-in defaults, then an optional TOML file, then `OKEY_…` environment
+//! variables, each overriding the one before.
+//!
+//! An environment variable names a setting by section and key joined with a double underscore:
+//! `OKEY_SERVER__PORT=50099` sets `server.port`. Every setting exists in the defaults, so a value
+//! is checked against the default's type before anything else, and an error names the setting
+//! and where its value came from. Parsing takes the variables as an iterator so tests never touch
+//! the process environment.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The environment variable naming an optional TOML settings file.
+pub const CONFIG_FILE_VAR: &str = "OKEY_CONFIG_FILE";
+
+/// Prefix of every settings environment variable.
+const ENV_PREFIX: &str = "OKEY_";
+/// Joins section and key in an environment variable name.
+const ENV_SEPARATOR: &str = "__";
+
+/// The four services; each has its own default port and database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceKind {
+    /// Accounts, sign-in and tokens.
+    Accounts,
+    /// Matchmaking and private rooms.
+    Matchmaking,
+    /// The table engine.
+    Table,
+    /// Ledgers, results and standings.
+    Scoring,
+}
+
+impl ServiceKind {
+    /// The service's short name: binary, database suffix, log field.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServiceKind::Accounts => "accounts",
+            ServiceKind::Matchmaking => "matchmaking",
+            ServiceKind::Table => "table",
+            ServiceKind::Scoring => "scoring",
+        }
+    }
+
+    /// The loopback gRPC port `make run` uses for this service.
+    pub fn default_port(self) -> u16 {
+        match self {
+            ServiceKind::Accounts => 50051,
+            ServiceKind::Matchmaking => 50052,
+            ServiceKind::Table => 50053,
+            ServiceKind::Scoring => 50054,
+        }
+    }
+}
+
+/// Everything a service reads at start-up.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// The gRPC server.
+    pub server: ServerSettings,
+    /// PostgreSQL.
+    pub database: DatabaseSettings,
+    /// NATS with JetStream.
+    pub nats: NatsSettings,
+    /// Redis.
+    pub redis: RedisSettings,
+    /// Logs and traces.
+    pub telemetry: TelemetrySettings,
+    /// Access-token checks.
+    pub auth: AuthSettings,
+}
+
+/// The gRPC server.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Address to listen on.
+    pub host: IpAddr,
+    /// Port to listen on; 0 picks a free one (tests).
+    pub port: u16,
+    /// After SIGTERM/SIGINT, how long in-flight calls may run before the process exits anyway.
+    pub grace_period_ms: u64,
+    /// Longest a unary call may take (clients may ask for less with `grpc-timeout`).
+    pub request_timeout_ms: u64,
+    /// Most calls served at once per connection.
+    pub concurrency_limit_per_connection: usize,
+    /// Longest the service waits for its dependencies at start before giving up.
+    pub startup_timeout_ms: u64,
+    /// How often dependencies are probed for the health status.
+    pub probe_interval_ms: u64,
+}
+
+impl ServerSettings {
+    /// The grace period as a duration.
+    pub fn grace_period(&self) -> Duration {
+        Duration::from_millis(self.grace_period_ms)
+    }
+}
+
+/// PostgreSQL.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// Connection URL, including the service's own database; holds a password, so it is secret.
+    pub url: Secret<String>,
+    /// Pool size.
+    pub max_connections: u32,
+    /// Create the database at start if it does not exist (local and test setups).
+    pub create_if_missing: bool,
+}
+
+/// NATS with JetStream.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NatsSettings {
+    /// Server URL, `nats://host:port`.
+    pub url: String,
+    /// First token of every subject and stream name this deployment uses, so several
+    /// deployments (or tests) can share one server.
+    pub subject_prefix: String,
+}
+
+/// Redis.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisSettings {
+    /// Connection URL, `redis://host:port/db`; may hold a password, so it is secret.
+    pub url: Secret<String>,
+    /// Prefix of every key this deployment writes.
+    pub key_prefix: String,
+}
+
+/// Logs and traces.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// `tracing` filter directives, as in `RUST_LOG` (which wins when set).
+    pub log_filter: String,
+    /// `text` for people, `json` for log collectors.
+    pub log_format: LogFormat,
+    /// OTLP/gRPC collector endpoint (`http://host:4317`); empty exports no traces.
+    pub otlp_endpoint: String,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One human-readable line per event.
+    Text,
+    /// One JSON object per event.
+    Json,
+}
+
+/// Access-token checks (the accounts service issues the tokens).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthSettings {
+    /// Expected `iss` claim.
+    pub issuer: String,
+    /// Expected `aud` claim.
+    pub audience: String,
+    /// Seconds of clock skew tolerated on `exp` and `nbf`.
+    pub leeway_secs: u64,
+}
+
+/// A value that must never reach a log: `Debug` and `Display` print `[redacted]`.
+#[derive(Clone, Deserialize, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct Secret<T>(T);
+
+impl<T> Secret<T> {
+    /// Wraps a value.
+    pub fn new(value: T) -> Self {
+        Secret(value)
+    }
+
+    /// The value itself, for the one place that needs it (a connect call).
+    pub fn expose(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> fmt::Debug for Secret<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+impl<T> fmt::Display for Secret<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[redacted]")
+    }
+}
+
+/// Why settings could not be loaded. Each variant names the setting and the source of the value.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The settings file could not be read.
+    #[error("cannot read settings file {path}: {source}")]
+    ReadFile {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The settings file is not valid TOML.
+    #[error("settings file {path} is not valid TOML: {message}")]
+    ParseFile {
+        /// The file.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// A file key or environment variable names no known setting.
+    #[error("unknown setting `{setting}` (from {origin})")]
+    Unknown {
+        /// Dotted setting name.
+        setting: String,
+        /// Where it came from.
+        origin: String,
+    },
+    /// A value has the wrong type or is out of range.
+    #[error("invalid value for setting `{setting}` (from {origin}): {message}")]
+    Invalid {
+        /// Dotted setting name.
+        setting: String,
+        /// Where the value came from.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Settings {
+    /// Loads the settings of `service` from the defaults, the file named by `OKEY_CONFIG_FILE` (if
+    /// set) and the process environment.
+    pub fn load(service: ServiceKind) -> Result<Settings, SettingsError> {
+        let file = match std::env::var(CONFIG_FILE_VAR) {
+            Ok(path) if !path.is_empty() => Some(read_file(Path::new(&path))?),
+            _ => None,
+        };
+        let file_ref = file.as_ref().map(|(path, text)| (path.as_str(), text.as_str()));
+        Settings::from_sources(service, file_ref, std::env::vars())
+    }
+
+    /// Builds settings from the defaults, an optional `(name, TOML text)` file and environment
+    /// variables given as pairs. Variables not starting with `OKEY_` or without `__` are ignored.
+    pub fn from_sources<I, K, V>(
+        service: ServiceKind,
+        file: Option<(&str, &str)>,
+        env: I,
+    ) -> Result<Settings, SettingsError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut merged = defaults(service);
+        let mut origins: BTreeMap<String, String> = BTreeMap::new();
+
+        if let Some((path, text)) = file {
+            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                SettingsError::ParseFile {
+                    path: path.to_owned(),
+                    message: e.message().to_owned(),
+                }
+            })?;
+            let origin = format!("file {path}");
+            for (section, value) in table {
+                let toml::Value::Table(keys) = value else {
+                    return Err(SettingsError::Unknown {
+                        setting: section,
+                        origin,
+                    });
+                };
+                for (key, value) in keys {
+                    let setting = format!("{section}.{key}");
+                    set(&mut merged, &section, &key, value, &setting, &origin)?;
+                    origins.insert(setting, origin.clone());
+                }
+            }
+        }
+
+        for (name, raw) in env {
+            let (name, raw) = (name.as_ref(), raw.as_ref());
+            let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+                continue;
+            };
+            let Some((section, key)) = rest.split_once(ENV_SEPARATOR) else {
+                continue;
+            };
+            let (section, key) = (section.to_ascii_lowercase(), key.to_ascii_lowercase());
+            let setting = format!("{section}.{key}");
+            let origin = format!("environment variable {name}");
+            let value = typed_env_value(&merged, &section, &key, raw, &setting, &origin)?;
+            set(&mut merged, &section, &key, value, &setting, &origin)?;
+            origins.insert(setting, origin);
+        }
+
+        let settings: Settings =
+            serde_path_to_error::deserialize(toml::Value::Table(merged)).map_err(|e| {
+                let setting = e.path().to_string();
+                SettingsError::Invalid {
+                    origin: origin_of(&setting, &origins),
+                    setting,
+                    message: e.into_inner().to_string(),
+                }
+            })?;
+        settings.validate(&origins)?;
+        Ok(settings)
+    }
+
+    /// Checks what types alone cannot.
+    fn validate(&self, origins: &BTreeMap<String, String>) -> Result<(), SettingsError> {
+        let invalid = |setting: &str, message: &str| SettingsError::Invalid {
+            setting: setting.to_owned(),
+            origin: origin_of(setting, origins),
+            message: message.to_owned(),
+        };
+        if self.server.grace_period_ms == 0 {
+            return Err(invalid("server.grace_period_ms", "must be at least 1"));
+        }
+        if self.server.probe_interval_ms == 0 {
+            return Err(invalid("server.probe_interval_ms", "must be at least 1"));
+        }
+        if self.server.concurrency_limit_per_connection == 0 {
+            return Err(invalid(
+                "server.concurrency_limit_per_connection",
+                "must be at least 1",
+            ));
+        }
+        if self.database.max_connections == 0 {
+            return Err(invalid("database.max_connections", "must be at least 1"));
+        }
+        if !self.database.url.expose().starts_with("postgres://")
+            && !self.database.url.expose().starts_with("postgresql://")
+        {
+            return Err(invalid(
+                "database.url",
+                "must start with postgres:// (value not shown: it is secret)",
+            ));
+        }
+        if !self.redis.url.expose().starts_with("redis://") {
+            return Err(invalid(
+                "redis.url",
+                "must start with redis:// (value not shown: it is secret)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The built-in defaults: loopback servers as `make run` starts them.
+fn defaults(service: ServiceKind) -> toml::Table {
+    let name = service.name();
+    let port = service.default_port();
+    let text = format!(
+        r#"
+[server]
+host = "127.0.0.1"
+port = {port}
+grace_period_ms = 10000
+request_timeout_ms = 30000
+concurrency_limit_per_connection = 256
+startup_timeout_ms = 60000
+probe_interval_ms = 2000
+
+[database]
+url = "postgres://okey:okey@127.0.0.1:55432/okey_{name}"
+max_connections = 10
+create_if_missing = true
+
+[nats]
+url = "nats://127.0.0.1:54222"
+subject_prefix = "okey"
+
+[redis]
+url = "redis://127.0.0.1:56379/0"
+key_prefix = "okey"
+
+[telemetry]
+log_filter = "info"
+log_format = "text"
+otlp_endpoint = ""
+
+[auth]
+issuer = "okey-accounts"
+audience = "okey"
+leeway_secs = 30
+"#
+    );
+    text.parse().expect("built-in defaults are valid TOML")
+}
+
+fn read_file(path: &Path) -> Result<(String, String), SettingsError> {
+    let shown = path.display().to_string();
+    std::fs::read_to_string(path)
+        .map(|text| (shown.clone(), text))
+        .map_err(|source| SettingsError::ReadFile {
+            path: shown,
+            source,
+        })
+}
+
+/// Replaces a known setting's value, refusing unknown settings and values of another type.
+fn set(
+    merged: &mut toml::Table,
+    section: &str,
+    key: &str,
+    value: toml::Value,
+    setting: &str,
+    origin: &str,
+) -> Result<(), SettingsError> {
+    let unknown = || SettingsError::Unknown {
+        setting: setting.to_owned(),
+        origin: origin.to_owned(),
+    };
+    let slot = merged
+        .get_mut(section)
+        .and_then(toml::Value::as_table_mut)
+        .and_then(|t| t.get_mut(key))
+        .ok_or_else(unknown)?;
+    if slot.type_str() != value.type_str() {
+        return Err(SettingsError::Invalid {
+            setting: setting.to_owned(),
+            origin: origin.to_owned(),
+            message: format!("expected {}, found {}", slot.type_str(), value.type_str()),
+        });
+    }
+    *slot = value;
+    Ok(())
+}
+
+/// Reads an environment variable's text as the type of the setting's default.
+fn typed_env_value(
+    merged: &toml::Table,
+    section: &str,
+    key: &str,
+    raw: &str,
+    setting: &str,
+    origin: &str,
+) -> Result<toml::Value, SettingsError> {
+    let current = merged
+        .get(section)
+        .and_then(toml::Value::as_table)
+        .and_then(|t| t.get(key))
+        .ok_or_else(|| SettingsError::Unknown {
+            setting: setting.to_owned(),
+            origin: origin.to_owned(),
+        })?;
+    let invalid = |expected: &str| SettingsError::Invalid {
+        setting: setting.to_owned(),
+        origin: origin.to_owned(),
+        message: format!("expected {expected}, found {raw:?}"),
+    };
+    let trimmed = raw.trim();
+    Ok(match current {
+        toml::Value::Integer(_) => toml::Value::Integer(
+            trimmed
+                .parse::<i64>()
+                .map_err(|_| invalid("an integer"))?,
+        ),
+        toml::Value::Boolean(_) => toml::Value::Boolean(match trimmed {
+            "true" | "1" | "yes" | "on" => true,
+            "false" | "0" | "no" | "off" => false,
+            _ => return Err(invalid("true or false")),
+        }),
+        toml::Value::Float(_) => {
+            toml::Value::Float(trimmed.parse::<f64>().map_err(|_| invalid("a number"))?)
+        }
+        _ => toml::Value::String(raw.to_owned()),
+    })
+}
+
+fn origin_of(setting: &str, origins: &BTreeMap<String, String>) -> String {
+    origins
+        .get(setting)
+        .cloned()
+        .unwrap_or_else(|| "the defaults".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NO_ENV: [(&str, &str); 0] = [];
+
+    #[test]
+    fn defaults_alone_are_valid_and_service_specific() {
+        let table = Settings::from_sources(ServiceKind::Table, None, NO_ENV).unwrap();
+        assert_eq!(table.server.port, 50053);
+        assert!(table.database.url.expose().ends_with("/okey_table"));
+        let scoring = Settings::from_sources(ServiceKind::Scoring, None, NO_ENV).unwrap();
+        assert_eq!(scoring.server.port, 50054);
+    }
+
+    #[test]
+    fn environment_overrides_file_which_overrides_defaults() {
+        let file = "[server]\nport = 6000\ngrace_period_ms = 1234\n";
+        let env = [
+            ("OKEY_SERVER__PORT", "7000"),
+            ("OKEY_TEST_DATABASE_URL", "ignored: no double underscore"),
+            ("PATH", "/ignored"),
+        ];
+        let s = Settings::from_sources(ServiceKind::Table, Some(("okey.toml", file)), env).unwrap();
+        assert_eq!(s.server.port, 7000, "environment beats file");
+        assert_eq!(s.server.grace_period_ms, 1234, "file beats default");
+        assert_eq!(s.server.request_timeout_ms, 30000, "default stays");
+    }
+
+    #[test]
+    fn a_bad_environment_value_names_the_setting_and_the_variable() {
+        let err = Settings::from_sources(
+            ServiceKind::Table,
+            None,
+            [("OKEY_SERVER__PORT", "fifty")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("server.port"), "{err}");
+        assert!(err.contains("OKEY_SERVER__PORT"), "{err}");
+    }
+
+    #[test]
+    fn an_out_of_range_value_names_the_setting() {
+        let err = Settings::from_sources(
+            ServiceKind::Table,
+            None,
+            [("OKEY_SERVER__PORT", "70000")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("server.port"), "{err}");
+        assert!(err.contains("OKEY_SERVER__PORT"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_file_value_names_the_setting_and_the_file() {
+        let err = Settings::from_sources(
+            ServiceKind::Table,
+            Some(("okey.toml", "[database]\nmax_connections = \"many\"\n")),
+            NO_ENV,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("database.max_connections"), "{err}");
+        assert!(err.contains("okey.toml"), "{err}");
+    }
+
+    #[test]
+    fn unknown_settings_are_refused() {
+        let err = Settings::from_sources(ServiceKind::Table, None, [("OKEY_SERVER__PROT", "1")])
+            .unwrap_err();
+        assert!(matches!(err, SettingsError::Unknown { .. }), "{err}");
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let s = Settings::from_sources(
+            ServiceKind::Accounts,
+            None,
+            [("OKEY_DATABASE__URL", "postgres://u:hunter2@db/x")],
+        )
+        .unwrap();
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("redacted"));
+        assert_eq!(s.database.url.expose(), "postgres://u:hunter2@db/x");
+    }
+
+    #[test]
+    fn a_bad_secret_is_refused_without_showing_it() {
+        let err = Settings::from_sources(
+            ServiceKind::Accounts,
+            None,
+            [("OKEY_DATABASE__URL", "mysql://u:hunter2@db/x")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("database.url"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}

@@ -1,0 +1,29 @@
+//! Generates the okey.v1 gRPC code and a file descriptor set (for reflection) from `proto/`, with
+//! the vendored protoc so no system compiler is needed.
+
+use std::path::PathBuf;
+
+const PROTOS: &[&str] = &[
+    "okey/v1/common.proto",
+    "okey/v1/accounts.proto",
+    "okey/v1/matchmaking.proto",
+    "okey/v1/table.proto",
+    "okey/v1/scoring.proto",
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    let well_known = protoc_bin_vendored::include_path()?;
+
+    let mut config = prost_build::Config::new();
+    config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
+
+    let protos: Vec<PathBuf> = PROTOS.iter().map(|p| proto_root.join(p)).collect();
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .file_descriptor_set_path(out_dir.join("okey_v1_descriptor.bin"))
+        .compile_with_config(config, &protos, &[proto_root, well_known])?;
+    Ok(())
+}
