@@ -88,17 +88,13 @@ impl Dependencies {
     /// Connects to what `needs` asks for, retrying each with backoff until
     /// `server.startup_timeout_ms`, and runs the service's migrations.
     pub async fn connect(settings: &Settings, needs: Needs) -> Result<Self, DependencyError> {
-        let deadline =
-            Instant::now() + Duration::from_millis(settings.server.startup_timeout_ms);
+        let deadline = Instant::now() + Duration::from_millis(settings.server.startup_timeout_ms);
 
         let postgres = match needs.postgres {
             Some(migrator) => {
                 let pool = retry("postgres", deadline, || connect_postgres(settings)).await?;
                 migrator.run(&pool).await?;
-                tracing::info!(
-                    migrations = migrator.iter().count(),
-                    "database migrated"
-                );
+                tracing::info!(migrations = migrator.iter().count(), "database migrated");
                 Some(pool)
             }
             None => None,
@@ -141,7 +137,8 @@ impl Dependencies {
         }
         if let Some(redis) = &self.redis {
             let mut conn = redis.clone();
-            let ping = redis::cmd("PING").query_async::<String>(&mut conn);
+            let ping_cmd = redis::cmd("PING");
+            let ping = ping_cmd.query_async::<String>(&mut conn);
             if let Err(e) = flatten(timeout(PROBE_TIMEOUT, ping).await) {
                 down.push(("redis", e));
             }

@@ -1,1 +1,19 @@
+//! What every okey service stands on: typed settings, telemetry, the gRPC host with health,
+//! reflection and graceful stop, connections to PostgreSQL, NATS and Redis, the error model's
+//! status builders, and access-token checks.
+//!
+//! Services wire these in `main.rs` and their `startup` module; nothing here knows the game.
 
+pub mod auth;
+pub mod dependencies;
+pub mod server;
+pub mod settings;
+pub mod status;
+pub mod telemetry;
+
+pub use dependencies::{Dependencies, DependencyError, Needs};
+pub use server::{ServerError, ServiceHost, shutdown_signal};
+pub use settings::{Secret, ServiceKind, Settings, SettingsError};
+
+/// Re-exported so services need no direct sqlx dependency just to name a migrator.
+pub use sqlx::migrate::Migrator;

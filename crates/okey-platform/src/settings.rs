@@ -246,7 +246,9 @@ impl Settings {
             Ok(path) if !path.is_empty() => Some(read_file(Path::new(&path))?),
             _ => None,
         };
-        let file_ref = file.as_ref().map(|(path, text)| (path.as_str(), text.as_str()));
+        let file_ref = file
+            .as_ref()
+            .map(|(path, text)| (path.as_str(), text.as_str()));
         Settings::from_sources(service, file_ref, std::env::vars())
     }
 
@@ -266,12 +268,12 @@ impl Settings {
         let mut origins: BTreeMap<String, String> = BTreeMap::new();
 
         if let Some((path, text)) = file {
-            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-                SettingsError::ParseFile {
-                    path: path.to_owned(),
-                    message: e.message().to_owned(),
-                }
-            })?;
+            let table: toml::Table =
+                text.parse()
+                    .map_err(|e: toml::de::Error| SettingsError::ParseFile {
+                        path: path.to_owned(),
+                        message: e.message().to_owned(),
+                    })?;
             let origin = format!("file {path}");
             for (section, value) in table {
                 let toml::Value::Table(keys) = value else {
@@ -304,8 +306,8 @@ impl Settings {
             origins.insert(setting, origin);
         }
 
-        let settings: Settings =
-            serde_path_to_error::deserialize(toml::Value::Table(merged)).map_err(|e| {
+        let settings: Settings = serde_path_to_error::deserialize(toml::Value::Table(merged))
+            .map_err(|e| {
                 let setting = e.path().to_string();
                 SettingsError::Invalid {
                     origin: origin_of(&setting, &origins),
@@ -462,11 +464,9 @@ fn typed_env_value(
     };
     let trimmed = raw.trim();
     Ok(match current {
-        toml::Value::Integer(_) => toml::Value::Integer(
-            trimmed
-                .parse::<i64>()
-                .map_err(|_| invalid("an integer"))?,
-        ),
+        toml::Value::Integer(_) => {
+            toml::Value::Integer(trimmed.parse::<i64>().map_err(|_| invalid("an integer"))?)
+        }
         toml::Value::Boolean(_) => toml::Value::Boolean(match trimmed {
             "true" | "1" | "yes" | "on" => true,
             "false" | "0" | "no" | "off" => false,
@@ -517,26 +517,20 @@ mod tests {
 
     #[test]
     fn a_bad_environment_value_names_the_setting_and_the_variable() {
-        let err = Settings::from_sources(
-            ServiceKind::Table,
-            None,
-            [("OKEY_SERVER__PORT", "fifty")],
-        )
-        .unwrap_err()
-        .to_string();
+        let err =
+            Settings::from_sources(ServiceKind::Table, None, [("OKEY_SERVER__PORT", "fifty")])
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("server.port"), "{err}");
         assert!(err.contains("OKEY_SERVER__PORT"), "{err}");
     }
 
     #[test]
     fn an_out_of_range_value_names_the_setting() {
-        let err = Settings::from_sources(
-            ServiceKind::Table,
-            None,
-            [("OKEY_SERVER__PORT", "70000")],
-        )
-        .unwrap_err()
-        .to_string();
+        let err =
+            Settings::from_sources(ServiceKind::Table, None, [("OKEY_SERVER__PORT", "70000")])
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("server.port"), "{err}");
         assert!(err.contains("OKEY_SERVER__PORT"), "{err}");
     }

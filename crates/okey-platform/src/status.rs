@@ -18,7 +18,8 @@ fn with_info(reason: &str, metadata: HashMap<String, String>) -> ErrorDetails {
 /// A well-formed request that the rules forbid now: FAILED_PRECONDITION, naming the rule.
 pub fn rule_violation(reason: &str, rule: &str, description: impl Into<String>) -> Status {
     let description = description.into();
-    let mut details = with_info(reason,
+    let mut details = with_info(
+        reason,
         HashMap::from([("rule".to_owned(), rule.to_owned())]),
     );
     details.add_precondition_failure_violation("rule", rule, description.clone());
@@ -28,9 +29,7 @@ pub fn rule_violation(reason: &str, rule: &str, description: impl Into<String>) 
 /// A malformed request: INVALID_ARGUMENT, naming the bad field.
 pub fn invalid_argument(reason: &str, field: &str, description: impl Into<String>) -> Status {
     let description = description.into();
-    let mut details = with_info(reason,
-        HashMap::new(),
-    );
+    let mut details = with_info(reason, HashMap::new());
     details.add_bad_request_violation(field, description.clone());
     Status::with_error_details(Code::InvalidArgument, description, details)
 }
@@ -45,8 +44,11 @@ pub fn with_reason(code: Code, reason: &str, message: impl Into<String>) -> Stat
 /// An RPC of the contract that this server does not serve yet: UNIMPLEMENTED,
 /// `not_implemented_yet`, saying which work item brings it.
 pub fn not_implemented_yet(rpc: &str, arrives_with: &str) -> Status {
-    let message = format!("{rpc} is part of the okey.v1 contract but not served yet; it arrives with {arrives_with}");
-    let details = with_info("not_implemented_yet",
+    let message = format!(
+        "{rpc} is part of the okey.v1 contract but not served yet; it arrives with {arrives_with}"
+    );
+    let details = with_info(
+        "not_implemented_yet",
         HashMap::from([("rpc".to_owned(), rpc.to_owned())]),
     );
     Status::with_error_details(Code::Unimplemented, message, details)
@@ -73,6 +75,9 @@ mod tests {
         let status = invalid_argument("invalid_tile", "command.discard.tile", "no such tile: X9");
         assert_eq!(status.code(), Code::InvalidArgument);
         let details = status.get_error_details();
-        assert_eq!(details.bad_request().unwrap().field_violations[0].field, "command.discard.tile");
+        assert_eq!(
+            details.bad_request().unwrap().field_violations[0].field,
+            "command.discard.tile"
+        );
     }
 }

@@ -1,0 +1,238 @@
+//! The gRPC host every service runs in: its API plus health and reflection, every tower layer in
+//! one `ServiceBuilder`, health that follows the dependencies, and a graceful stop.
+//!
+//! Stopping: when the shutdown future resolves (SIGTERM/SIGINT in production), every health status
+//! turns NOT_SERVING, the server stops accepting calls and lets in-flight ones finish, and after
+//! `server.grace_period_ms` it returns anyway, so the process always exits within the grace period.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tonic::server::NamedService;
+use tonic::service::RoutesBuilder;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::ServingStatus;
+use tonic_health::server::HealthReporter;
+
+use crate::dependencies::Dependencies;
+use crate::settings::ServerSettings;
+use crate::telemetry::GrpcTraceLayer;
+
+/// Why the server could not start or failed while running.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr} (settings `server.host`, `server.port`): {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The reflection service could not read the descriptor sets.
+    #[error("cannot build gRPC reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    /// The transport failed.
+    #[error("gRPC server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// A bound gRPC server with its APIs, not yet serving.
+pub struct ServiceHost {
+    settings: ServerSettings,
+    listener: TcpListener,
+    routes: RoutesBuilder,
+    api_names: Vec<&'static str>,
+    health: HealthReporter,
+}
+
+impl ServiceHost {
+    /// Binds `server.host:server.port` (port 0 picks a free port; see [`Self::local_addr`]).
+    pub async fn bind(settings: &ServerSettings) -> Result<Self, ServerError> {
+        let addr = SocketAddr::new(settings.host, settings.port);
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Bind { addr, source })?;
+        let (health, health_service) = tonic_health::server::health_reporter();
+        let mut routes = RoutesBuilder::default();
+        routes.add_service(health_service);
+        Ok(ServiceHost {
+            settings: settings.clone(),
+            listener,
+            routes,
+            api_names: Vec::new(),
+            health,
+        })
+    }
+
+    /// The address actually bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    /// Adds an okey.v1 API. It is advertised by reflection, and its health status follows the
+    /// dependencies.
+    pub fn add_api<S>(mut self, service: S) -> Self
+    where
+        S: tower::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<tonic::body::Body>,
+                Error = Infallible,
+            > + NamedService
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+    {
+        self.routes.add_service(service);
+        self.api_names.push(S::NAME);
+        self
+    }
+
+    /// Serves until `shutdown` resolves, then stops gracefully (see the module docs). Health says
+    /// SERVING only while every dependency answers its probe.
+    pub async fn run_until_stopped(
+        mut self,
+        dependencies: Dependencies,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        self.routes
+            .add_service(reflection_builder(&self.api_names).build_v1()?)
+            .add_service(reflection_builder(&self.api_names).build_v1alpha()?);
+
+        let mut health_names: Vec<&'static str> = vec![""];
+        health_names.extend(&self.api_names);
+        set_all(&self.health, &health_names, ServingStatus::NotServing).await;
+
+        let (stopping_tx, stopping_rx) = watch::channel(false);
+        let monitor = tokio::spawn(monitor_readiness(
+            dependencies,
+            self.health.clone(),
+            health_names.clone(),
+            Duration::from_millis(self.settings.probe_interval_ms),
+            stopping_rx.clone(),
+        ));
+
+        let health = self.health.clone();
+        let signal = async move {
+            shutdown.await;
+            tracing::info!("shutdown requested: NOT_SERVING, draining in-flight calls");
+            let _ = stopping_tx.send(true);
+            set_all(&health, &health_names, ServingStatus::NotServing).await;
+        };
+
+        // Every tower layer of every service, in order. Issue 6 adds authentication here.
+        let layers = tower::ServiceBuilder::new().layer(GrpcTraceLayer);
+
+        let addr = self.local_addr();
+        tracing::info!(%addr, apis = ?self.api_names, "listening");
+        let server = tonic::transport::Server::builder()
+            .timeout(Duration::from_millis(self.settings.request_timeout_ms))
+            .concurrency_limit_per_connection(self.settings.concurrency_limit_per_connection)
+            .layer(layers)
+            .add_routes(self.routes.routes())
+            .serve_with_incoming_shutdown(TcpIncoming::from(self.listener), signal);
+        tokio::pin!(server);
+
+        let grace = self.settings.grace_period();
+        let mut stopping = stopping_rx;
+        let result = tokio::select! {
+            result = &mut server => result.map_err(ServerError::from),
+            () = async {
+                let _ = stopping.wait_for(|stop| *stop).await;
+                tokio::time::sleep(grace).await;
+            } => {
+                tracing::warn!(?grace, "grace period over; dropping the calls still running");
+                Ok(())
+            }
+        };
+        monitor.abort();
+        tracing::info!("stopped");
+        result
+    }
+}
+
+fn reflection_builder(api_names: &[&'static str]) -> tonic_reflection::server::Builder<'static> {
+    let mut builder = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(okey_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .with_service_name("grpc.health.v1.Health")
+        .with_service_name("grpc.reflection.v1.ServerReflection")
+        .with_service_name("grpc.reflection.v1alpha.ServerReflection");
+    for name in api_names {
+        builder = builder.with_service_name(*name);
+    }
+    builder
+}
+
+async fn set_all(health: &HealthReporter, names: &[&'static str], status: ServingStatus) {
+    for name in names {
+        health.set_service_status(*name, status).await;
+    }
+}
+
+/// Probes the dependencies every `interval` and keeps the health statuses in step, until the
+/// service starts stopping.
+async fn monitor_readiness(
+    dependencies: Dependencies,
+    health: HealthReporter,
+    names: Vec<&'static str>,
+    interval: Duration,
+    stopping: watch::Receiver<bool>,
+) {
+    let mut was_ready = None;
+    loop {
+        let readiness = dependencies.probe().await;
+        if *stopping.borrow() {
+            return;
+        }
+        let ready = readiness.is_ready();
+        if was_ready != Some(ready) {
+            if ready {
+                tracing::info!("dependencies answer: SERVING");
+            } else {
+                tracing::warn!(down = ?readiness.down, "dependencies down: NOT_SERVING");
+            }
+            let status = if ready {
+                ServingStatus::Serving
+            } else {
+                ServingStatus::NotServing
+            };
+            set_all(&health, &names, status).await;
+            was_ready = Some(ready);
+        }
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (Ctrl-C).
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        // If the handler cannot be installed, rely on SIGTERM alone.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("SIGINT received"),
+        () = terminate => tracing::info!("SIGTERM received"),
+    }
+}
