@@ -51,7 +51,10 @@ impl Deal {
             let j = uniform(&mut rng, i as u32 + 1) as usize;
             tiles.swap(i, j);
         }
-        let pos = tiles.iter().rposition(|t| !t.is_false_joker()).expect("the set has numbered tiles");
+        let pos = tiles
+            .iter()
+            .rposition(|t| !t.is_false_joker())
+            .expect("the set has numbered tiles");
         let indicator = tiles.remove(pos);
         let mut racks: [Vec<Tile>; 4] = Default::default();
         let mut at = 0;
@@ -62,7 +65,12 @@ impl Deal {
             at += n;
             seat = next_seat(seat);
         }
-        Deal { indicator, first, racks, pile: tiles[at..].to_vec() }
+        Deal {
+            indicator,
+            first,
+            racks,
+            pile: tiles[at..].to_vec(),
+        }
     }
 
     pub fn okey(&self) -> Okey {
@@ -81,7 +89,10 @@ impl Deal {
         for (s, rack) in self.racks.iter().enumerate() {
             let want = if s as Seat == self.first { 22 } else { 21 };
             if rack.len() != want {
-                return Err(DealError::RackSize { seat: s as Seat, len: rack.len() });
+                return Err(DealError::RackSize {
+                    seat: s as Seat,
+                    len: rack.len(),
+                });
             }
         }
         let mut all = Tiles::new();
@@ -90,7 +101,10 @@ impl Deal {
             all.insert(*t);
         }
         if let Some(tile) = all.kinds().find(|t| all.count(*t) > 2) {
-            return Err(DealError::TooMany { tile, count: all.count(tile) as usize });
+            return Err(DealError::TooMany {
+                tile,
+                count: all.count(tile) as usize,
+            });
         }
         Ok(())
     }
@@ -132,8 +146,18 @@ mod tests {
             *b = i as u8;
         }
         let d = Deal::from_seed(&seed, 0);
-        let text = |v: &[Tile]| v.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ");
-        let got = format!("{} | {} | {}", d.indicator, text(&d.racks[0]), text(&d.pile));
+        let text = |v: &[Tile]| {
+            v.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let got = format!(
+            "{} | {} | {}",
+            d.indicator,
+            text(&d.racks[0]),
+            text(&d.pile)
+        );
         assert_eq!(got, include_str!("../tests/data/seed_vector.txt").trim());
     }
 }

@@ -120,25 +120,82 @@ pub struct Opening {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum Event {
-    HandStarted { rules: RuleSet, deal: Deal },
-    TileDrawn { seat: Seat, tile: Tile },
-    SideDiscardTaken { seat: Seat, tile: Tile },
-    SideDiscardReturned { seat: Seat, tile: Tile },
+    HandStarted {
+        rules: RuleSet,
+        deal: Deal,
+    },
+    TileDrawn {
+        seat: Seat,
+        tile: Tile,
+    },
+    SideDiscardTaken {
+        seat: Seat,
+        tile: Tile,
+    },
+    SideDiscardReturned {
+        seat: Seat,
+        tile: Tile,
+    },
     /// Every table action of the turn undone; the listed penalties voided.
-    TableRolledBack { seat: Seat, voided: Vec<u32> },
-    HandOpened { seat: Seat, kind: OpenKind, amount: u32, melds: Vec<TableMeld> },
+    TableRolledBack {
+        seat: Seat,
+        voided: Vec<u32>,
+    },
+    HandOpened {
+        seat: Seat,
+        kind: OpenKind,
+        amount: u32,
+        melds: Vec<TableMeld>,
+    },
     /// A valid opening below the threshold: tiles stay in the rack, only a discard is left.
-    WrongOpening { seat: Seat, kind: OpenKind, amount: u32, needed: u32 },
-    MeldsLaid { seat: Seat, melds: Vec<TableMeld> },
-    TilesAdded { seat: Seat, meld: usize, tiles: Vec<Tile>, result: TableMeld },
-    OkeyRetrieved { seat: Seat, meld: usize, supplied: Vec<Tile>, okeys: Vec<Placed>, result: TableMeld },
-    TileDiscarded { seat: Seat, tile: Tile, playable: bool },
-    PlayableCalled { seat: Seat, fits: bool },
-    TurnTimedOut { seat: Seat },
-    PenaltyCharged { id: u32, seat: Seat, points: i32, reason: PenaltyReason },
+    WrongOpening {
+        seat: Seat,
+        kind: OpenKind,
+        amount: u32,
+        needed: u32,
+    },
+    MeldsLaid {
+        seat: Seat,
+        melds: Vec<TableMeld>,
+    },
+    TilesAdded {
+        seat: Seat,
+        meld: usize,
+        tiles: Vec<Tile>,
+        result: TableMeld,
+    },
+    OkeyRetrieved {
+        seat: Seat,
+        meld: usize,
+        supplied: Vec<Tile>,
+        okeys: Vec<Placed>,
+        result: TableMeld,
+    },
+    TileDiscarded {
+        seat: Seat,
+        tile: Tile,
+        playable: bool,
+    },
+    PlayableCalled {
+        seat: Seat,
+        fits: bool,
+    },
+    TurnTimedOut {
+        seat: Seat,
+    },
+    PenaltyCharged {
+        id: u32,
+        seat: Seat,
+        points: i32,
+        reason: PenaltyReason,
+    },
     /// All four opened with pairs: every penalty voided, the hand is dealt again.
-    HandCancelled { voided: Vec<u32> },
-    HandEnded { end: HandEnd },
+    HandCancelled {
+        voided: Vec<u32>,
+    },
+    HandEnded {
+        end: HandEnd,
+    },
 }
 
 impl Event {
@@ -199,7 +256,9 @@ pub enum RuleError {
     PairsMayNotTakeDiscard,
     #[error("you hold no side discard to return")]
     NoSideDiscardHeld,
-    #[error("the side discard {0} must be used on the table this turn (or returned) before discarding")]
+    #[error(
+        "the side discard {0} must be used on the table this turn (or returned) before discarding"
+    )]
     SideDiscardUnused(Tile),
     #[error("the side discard {0} taken this turn must be part of the opening")]
     SideDiscardLeftOut(Tile),
@@ -229,7 +288,9 @@ pub enum RuleError {
     NoSuchMeld(usize),
     #[error("a pair opener may add at most {0} tiles a turn at this table")]
     PairOpenerAddLimit(u8),
-    #[error("the opening is below the threshold and in-play penalties are off: {amount} of {needed}")]
+    #[error(
+        "the opening is below the threshold and in-play penalties are off: {amount} of {needed}"
+    )]
     BelowThreshold { amount: u32, needed: u32 },
     #[error("playable discards are charged automatically at this table: there is nothing to call")]
     NotCalledMode,
@@ -244,7 +305,9 @@ pub enum RuleError {
 impl RuleError {
     pub fn class(&self) -> ErrorClass {
         match self {
-            RuleError::NotInRack(_) | RuleError::NoSuchMeld(_) | RuleError::NoMelds => ErrorClass::InvalidArgument,
+            RuleError::NotInRack(_) | RuleError::NoSuchMeld(_) | RuleError::NoMelds => {
+                ErrorClass::InvalidArgument
+            }
             RuleError::Meld(MeldError::ReadingOnRealTile(_)) => ErrorClass::InvalidArgument,
             _ => ErrorClass::FailedPrecondition,
         }
@@ -352,7 +415,7 @@ pub struct Hand {
     pub first: Seat,
     pub racks: [Tiles; 4],
     /// The centre pile, the next tile drawn last.
-    pile: Vec<Tile>,
+    pub(crate) pile: Vec<Tile>,
     pub discards: [Vec<Tile>; 4],
     /// The latest discard and who made it, while the next player may still take it.
     pub side: Option<(Seat, Tile)>,
@@ -447,14 +510,19 @@ impl Hand {
     /// Whether some table meld could take `tile` by an add.
     pub fn is_playable(&self, tile: Tile) -> bool {
         let wraps = self.rules.run_wraps_12_13_1;
-        self.table.iter().any(|m| meld::can_take(self.okey, wraps, m, tile))
+        self.table
+            .iter()
+            .any(|m| meld::can_take(self.okey, wraps, m, tile))
     }
 
     fn charge(&self, events: &mut Vec<Event>, seat: Seat, points: i32, reason: PenaltyReason) {
         if !self.rules.in_play_penalties {
             return;
         }
-        let already = events.iter().filter(|e| matches!(e, Event::PenaltyCharged { .. })).count();
+        let already = events
+            .iter()
+            .filter(|e| matches!(e, Event::PenaltyCharged { .. }))
+            .count();
         events.push(Event::PenaltyCharged {
             id: (self.penalties.len() + already) as u32,
             seat,
@@ -469,7 +537,10 @@ impl Hand {
             return Err(RuleError::HandOver);
         }
         if seat != self.turn.seat {
-            return Err(RuleError::NotYourTurn { seat, turn: self.turn.seat });
+            return Err(RuleError::NotYourTurn {
+                seat,
+                turn: self.turn.seat,
+            });
         }
         match command {
             Command::Draw => self.decide_draw(seat),
@@ -523,8 +594,13 @@ impl Hand {
         if self.is_playable(tile) {
             return Err(RuleError::SideDiscardPlayable(tile));
         }
-        if matches!(self.opened[seat as usize], Some(Opening { kind: OpenKind::Pairs, .. }))
-            && !self.rules.pairs_take_discard
+        if matches!(
+            self.opened[seat as usize],
+            Some(Opening {
+                kind: OpenKind::Pairs,
+                ..
+            })
+        ) && !self.rules.pairs_take_discard
         {
             return Err(RuleError::PairsMayNotTakeDiscard);
         }
@@ -537,9 +613,16 @@ impl Hand {
         };
         let mut events = Vec::new();
         if self.turn.table_changed {
-            let snap = self.turn.snapshot.as_ref().expect("a table change takes a snapshot");
-            let voided: Vec<u32> =
-                self.penalties[snap.penalties_len..].iter().filter(|p| !p.voided).map(|p| p.id).collect();
+            let snap = self
+                .turn
+                .snapshot
+                .as_ref()
+                .expect("a table change takes a snapshot");
+            let voided: Vec<u32> = self.penalties[snap.penalties_len..]
+                .iter()
+                .filter(|p| !p.voided)
+                .map(|p| p.id)
+                .collect();
             events.push(Event::TableRolledBack { seat, voided });
             // The snapshot's penalties_len stays valid: penalties are only appended.
             let mut ev = Vec::new();
@@ -556,7 +639,11 @@ impl Hand {
             return Err(RuleError::OnlyDiscardLeft);
         }
         if self.turn.taken == Taken::Nothing {
-            return Err(if self.turn.must_draw { RuleError::MustDraw } else { RuleError::TakeFirst });
+            return Err(if self.turn.must_draw {
+                RuleError::MustDraw
+            } else {
+                RuleError::TakeFirst
+            });
         }
         Ok(())
     }
@@ -623,16 +710,29 @@ impl Hand {
             return Err(RuleError::SideDiscardLeftOut(tile));
         }
         let (kind, amount, needed) = if pairs {
-            (OpenKind::Pairs, placed.len() as u32, self.pair_threshold[seat as usize] as u32)
+            (
+                OpenKind::Pairs,
+                placed.len() as u32,
+                self.pair_threshold[seat as usize] as u32,
+            )
         } else {
-            (OpenKind::Melds, placed.iter().map(|m| m.value()).sum(), self.meld_threshold[seat as usize])
+            (
+                OpenKind::Melds,
+                placed.iter().map(|m| m.value()).sum(),
+                self.meld_threshold[seat as usize],
+            )
         };
         let mut events = Vec::new();
         if amount < needed {
             if !self.rules.in_play_penalties {
                 return Err(RuleError::BelowThreshold { amount, needed });
             }
-            events.push(Event::WrongOpening { seat, kind, amount, needed });
+            events.push(Event::WrongOpening {
+                seat,
+                kind,
+                amount,
+                needed,
+            });
             self.charge(&mut events, seat, PENALTY, PenaltyReason::WrongOpening);
             if let Taken::SideDiscard { tile, .. } = self.turn.taken {
                 events.push(Event::SideDiscardReturned { seat, tile });
@@ -641,15 +741,37 @@ impl Hand {
         }
         let cancels = kind == OpenKind::Pairs
             && self.opened.iter().enumerate().all(|(s, o)| {
-                s == seat as usize || matches!(o, Some(Opening { kind: OpenKind::Pairs, .. }))
+                s == seat as usize
+                    || matches!(
+                        o,
+                        Some(Opening {
+                            kind: OpenKind::Pairs,
+                            ..
+                        })
+                    )
             });
         let side = self.side_used_by(&all);
-        events.push(Event::HandOpened { seat, kind, amount, melds: placed });
+        events.push(Event::HandOpened {
+            seat,
+            kind,
+            amount,
+            melds: placed,
+        });
         if cancels {
-            let voided = self.penalties.iter().filter(|p| !p.voided).map(|p| p.id).collect();
+            let voided = self
+                .penalties
+                .iter()
+                .filter(|p| !p.voided)
+                .map(|p| p.id)
+                .collect();
             events.push(Event::HandCancelled { voided });
             events.push(Event::HandEnded {
-                end: HandEnd { outcome: Outcome::Cancelled, winner: None, multiplier: 1, scores: [0; 4] },
+                end: HandEnd {
+                    outcome: Outcome::Cancelled,
+                    winner: None,
+                    multiplier: 1,
+                    scores: [0; 4],
+                },
             });
             return Ok(events);
         }
@@ -691,10 +813,18 @@ impl Hand {
                 }
             });
         }
-        Ok(vec![Event::MeldsLaid { seat, melds: placed }])
+        Ok(vec![Event::MeldsLaid {
+            seat,
+            melds: placed,
+        }])
     }
 
-    fn decide_add(&self, seat: Seat, at: usize, tiles: &[MeldTile]) -> Result<Vec<Event>, RuleError> {
+    fn decide_add(
+        &self,
+        seat: Seat,
+        at: usize,
+        tiles: &[MeldTile],
+    ) -> Result<Vec<Event>, RuleError> {
         let opening = self.check_opened_actor(seat)?;
         let target = self.table.get(at).ok_or(RuleError::NoSuchMeld(at))?;
         let plain: Vec<Tile> = tiles.iter().map(|m| m.tile).collect();
@@ -705,21 +835,39 @@ impl Hand {
             return Err(RuleError::PairOpenerAddLimit(limit));
         }
         let result = meld::add_to(self.okey, self.rules.run_wraps_12_13_1, target, tiles, seat)?;
-        Ok(vec![Event::TilesAdded { seat, meld: at, tiles: plain, result }])
+        Ok(vec![Event::TilesAdded {
+            seat,
+            meld: at,
+            tiles: plain,
+            result,
+        }])
     }
 
-    fn decide_retrieve(&self, seat: Seat, at: usize, tiles: &[Tile]) -> Result<Vec<Event>, RuleError> {
+    fn decide_retrieve(
+        &self,
+        seat: Seat,
+        at: usize,
+        tiles: &[Tile],
+    ) -> Result<Vec<Event>, RuleError> {
         self.check_opened_actor(seat)?;
         let target = self.table.get(at).ok_or(RuleError::NoSuchMeld(at))?;
         if !self.racks[seat as usize].contains_all(tiles) {
-            let missing = tiles.iter().find(|t| !self.racks[seat as usize].contains(**t)).expect("some tile is missing");
+            let missing = tiles
+                .iter()
+                .find(|t| !self.racks[seat as usize].contains(**t))
+                .expect("some tile is missing");
             return Err(RuleError::NotInRack(missing.to_string()));
         }
         let r = meld::retrieve_from(self.okey, target, tiles, seat)?;
         let back: Vec<Tile> = r.okeys.iter().map(|p| p.tile).collect();
         self.rack_after(seat, tiles, &back)?;
-        let mut events =
-            vec![Event::OkeyRetrieved { seat, meld: at, supplied: tiles.to_vec(), okeys: r.okeys.clone(), result: r.meld }];
+        let mut events = vec![Event::OkeyRetrieved {
+            seat,
+            meld: at,
+            supplied: tiles.to_vec(),
+            okeys: r.okeys.clone(),
+            result: r.meld,
+        }];
         for p in &r.okeys {
             if p.by != seat {
                 self.charge(&mut events, p.by, PENALTY, PenaltyReason::OkeyRetrieved);
@@ -731,9 +879,16 @@ impl Hand {
     fn decide_discard(&self, seat: Seat, tile: Tile) -> Result<Vec<Event>, RuleError> {
         match self.turn.taken {
             Taken::Nothing => {
-                return Err(if self.turn.must_draw { RuleError::MustDraw } else { RuleError::TakeFirst });
+                return Err(if self.turn.must_draw {
+                    RuleError::MustDraw
+                } else {
+                    RuleError::TakeFirst
+                });
             }
-            Taken::SideDiscard { tile: side, used: false } => return Err(RuleError::SideDiscardUnused(side)),
+            Taken::SideDiscard {
+                tile: side,
+                used: false,
+            } => return Err(RuleError::SideDiscardUnused(side)),
             _ => {}
         }
         let rack = &self.racks[seat as usize];
@@ -743,7 +898,11 @@ impl Hand {
         let finishes = rack.len() == 1;
         let is_okey = self.okey.is_okey(tile);
         let playable = !is_okey && self.is_playable(tile);
-        let mut events = vec![Event::TileDiscarded { seat, tile, playable }];
+        let mut events = vec![Event::TileDiscarded {
+            seat,
+            tile,
+            playable,
+        }];
         if finishes {
             let end = self.score_finish(seat, tile);
             events.push(Event::HandEnded { end });
@@ -755,7 +914,9 @@ impl Hand {
             self.charge(&mut events, seat, PENALTY, PenaltyReason::DiscardPlayable);
         }
         if self.pile.is_empty() {
-            events.push(Event::HandEnded { end: self.score_no_winner() });
+            events.push(Event::HandEnded {
+                end: self.score_no_winner(),
+            });
         }
         Ok(events)
     }
@@ -768,9 +929,17 @@ impl Hand {
             return Err(RuleError::CallAfterTaking);
         }
         let call = self.pending_call.ok_or(RuleError::NothingToCall)?;
-        let mut events = vec![Event::PlayableCalled { seat, fits: call.fits }];
+        let mut events = vec![Event::PlayableCalled {
+            seat,
+            fits: call.fits,
+        }];
         if call.fits {
-            self.charge(&mut events, call.discarder, PENALTY, PenaltyReason::DiscardPlayable);
+            self.charge(
+                &mut events,
+                call.discarder,
+                PENALTY,
+                PenaltyReason::DiscardPlayable,
+            );
         }
         Ok(events)
     }
@@ -798,7 +967,9 @@ impl Hand {
         let d = opening.turn == self.turn.number;
         let o = self.okey.is_okey(last);
         let p = opening.kind == OpenKind::Pairs;
-        let exp = (d && m.direct_finish) as u32 + (o && m.okey_finish) as u32 + (p && m.pairs_finish) as u32;
+        let exp = (d && m.direct_finish) as u32
+            + (o && m.okey_finish) as u32
+            + (p && m.pairs_finish) as u32;
         (1 << exp, d, o, p)
     }
 
@@ -840,18 +1011,30 @@ impl Hand {
                 0
             } else if self.rules.unopened_scoring == UnopenedScoring::Seed004 && d {
                 if o { 8 * PENALTY } else { 4 * PENALTY }
-            } else if self.rules.unopened_scoring == UnopenedScoring::Seed004 && self.opened[s as usize].is_none() {
+            } else if self.rules.unopened_scoring == UnopenedScoring::Seed004
+                && self.opened[s as usize].is_none()
+            {
                 2 * PENALTY * (1 << (o as u32 + p as u32))
             } else {
                 self.score_seat(s, m)
             };
         }
-        HandEnd { outcome: Outcome::Finished, winner: Some(finisher), multiplier: m, scores }
+        HandEnd {
+            outcome: Outcome::Finished,
+            winner: Some(finisher),
+            multiplier: m,
+            scores,
+        }
     }
 
     fn score_no_winner(&self) -> HandEnd {
         let scores = std::array::from_fn(|s| self.score_seat(s as Seat, 1));
-        HandEnd { outcome: Outcome::PileEmpty, winner: None, multiplier: 1, scores }
+        HandEnd {
+            outcome: Outcome::PileEmpty,
+            winner: None,
+            multiplier: 1,
+            scores,
+        }
     }
 
     fn snapshot_if_needed(&mut self) {
@@ -901,7 +1084,10 @@ impl Hand {
                 self.discards[from].pop();
                 self.side = None;
                 self.racks[*seat as usize].insert(*tile);
-                self.turn.taken = Taken::SideDiscard { tile: *tile, used: false };
+                self.turn.taken = Taken::SideDiscard {
+                    tile: *tile,
+                    used: false,
+                };
                 self.pending_call = None;
             }
             Event::SideDiscardReturned { seat, tile } => {
@@ -929,13 +1115,25 @@ impl Hand {
                     self.turn.taken = Taken::SideDiscard { tile, used: false };
                 }
             }
-            Event::HandOpened { seat, kind, amount, melds } => {
+            Event::HandOpened {
+                seat,
+                kind,
+                amount,
+                melds,
+            } => {
                 self.snapshot_if_needed();
-                let tiles: Vec<Tile> = melds.iter().flat_map(|m| m.tiles.iter().map(|p| p.tile)).collect();
+                let tiles: Vec<Tile> = melds
+                    .iter()
+                    .flat_map(|m| m.tiles.iter().map(|p| p.tile))
+                    .collect();
                 self.remove_from_rack(*seat, tiles.iter().copied());
                 self.mark_side_used(tiles);
                 self.table.extend(melds.iter().cloned());
-                self.opened[*seat as usize] = Some(Opening { kind: *kind, amount: *amount, turn: self.turn.number });
+                self.opened[*seat as usize] = Some(Opening {
+                    kind: *kind,
+                    amount: *amount,
+                    turn: self.turn.number,
+                });
                 self.turn.table_changed = true;
                 if self.rules.threshold == Threshold::Raising {
                     for s in 0..4u8 {
@@ -944,9 +1142,12 @@ impl Hand {
                         }
                         let i = s as usize;
                         match kind {
-                            OpenKind::Melds => self.meld_threshold[i] = self.meld_threshold[i].max(amount + 1),
+                            OpenKind::Melds => {
+                                self.meld_threshold[i] = self.meld_threshold[i].max(amount + 1)
+                            }
                             OpenKind::Pairs if self.rules.pairs_raise_threshold => {
-                                self.pair_threshold[i] = self.pair_threshold[i].max(*amount as u8 + 1)
+                                self.pair_threshold[i] =
+                                    self.pair_threshold[i].max(*amount as u8 + 1)
                             }
                             OpenKind::Pairs => {}
                         }
@@ -958,23 +1159,43 @@ impl Hand {
             }
             Event::MeldsLaid { seat, melds } => {
                 self.snapshot_if_needed();
-                let tiles: Vec<Tile> = melds.iter().flat_map(|m| m.tiles.iter().map(|p| p.tile)).collect();
+                let tiles: Vec<Tile> = melds
+                    .iter()
+                    .flat_map(|m| m.tiles.iter().map(|p| p.tile))
+                    .collect();
                 self.remove_from_rack(*seat, tiles.iter().copied());
                 self.mark_side_used(tiles);
                 self.table.extend(melds.iter().cloned());
                 self.turn.table_changed = true;
             }
-            Event::TilesAdded { seat, meld, tiles, result } => {
+            Event::TilesAdded {
+                seat,
+                meld,
+                tiles,
+                result,
+            } => {
                 self.snapshot_if_needed();
                 self.remove_from_rack(*seat, tiles.iter().copied());
                 self.mark_side_used(tiles.iter().copied());
                 self.table[*meld] = result.clone();
                 self.turn.table_changed = true;
-                if matches!(self.opened[*seat as usize], Some(Opening { kind: OpenKind::Pairs, .. })) {
+                if matches!(
+                    self.opened[*seat as usize],
+                    Some(Opening {
+                        kind: OpenKind::Pairs,
+                        ..
+                    })
+                ) {
                     self.turn.adds += tiles.len() as u8;
                 }
             }
-            Event::OkeyRetrieved { seat, meld, supplied, okeys, result } => {
+            Event::OkeyRetrieved {
+                seat,
+                meld,
+                supplied,
+                okeys,
+                result,
+            } => {
                 self.snapshot_if_needed();
                 self.remove_from_rack(*seat, supplied.iter().copied());
                 self.mark_side_used(supplied.iter().copied());
@@ -984,13 +1205,21 @@ impl Hand {
                 self.table[*meld] = result.clone();
                 self.turn.table_changed = true;
             }
-            Event::TileDiscarded { seat, tile, playable } => {
+            Event::TileDiscarded {
+                seat,
+                tile,
+                playable,
+            } => {
                 self.remove_from_rack(*seat, [*tile]);
                 self.discards[*seat as usize].push(*tile);
                 self.side = Some((*seat, *tile));
                 // With penalties off a call is still accepted; it just charges nobody.
                 self.pending_call = (self.rules.playable_discard == PlayableDiscard::Called)
-                    .then_some(PendingCall { discarder: *seat, tile: *tile, fits: *playable });
+                    .then_some(PendingCall {
+                        discarder: *seat,
+                        tile: *tile,
+                        fits: *playable,
+                    });
                 self.turn = Turn {
                     seat: next_seat(*seat),
                     number: self.turn.number + 1,
@@ -1006,9 +1235,20 @@ impl Hand {
                 self.pending_call = None;
             }
             Event::TurnTimedOut { .. } => {}
-            Event::PenaltyCharged { id, seat, points, reason } => {
+            Event::PenaltyCharged {
+                id,
+                seat,
+                points,
+                reason,
+            } => {
                 debug_assert_eq!(*id as usize, self.penalties.len());
-                self.penalties.push(Penalty { id: *id, seat: *seat, points: *points, reason: *reason, voided: false });
+                self.penalties.push(Penalty {
+                    id: *id,
+                    seat: *seat,
+                    points: *points,
+                    reason: *reason,
+                    voided: false,
+                });
             }
             Event::HandCancelled { voided } => {
                 for id in voided {
@@ -1037,5 +1277,6 @@ pub fn timeout_discard(okey: Okey, rack: &Tiles) -> Tile {
             best = Some(key);
         }
     }
-    best.map(|b| b.2).unwrap_or_else(|| rack.iter().next().expect("a rack on turn is never empty"))
+    best.map(|b| b.2)
+        .unwrap_or_else(|| rack.iter().next().expect("a rack on turn is never empty"))
 }

@@ -4,10 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Seat;
 use crate::hand::{Command, Hand, OpenKind, Taken};
 use crate::meld::{Form, MeldTile};
 use crate::tile::{Color, Face, Okey, Tile, Tiles};
-use crate::Seat;
 
 /// The best opening a rack allows, of one kind.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,7 +59,11 @@ impl Supply {
 /// The physical tile that shows `face` in this hand (a false joker for the okey's face).
 fn tile_for(okey: Okey, face: Face) -> Tile {
     let f = Face::new(face.color, face.number());
-    if f == okey.face { Tile::FALSE_JOKER } else { f.tile() }
+    if f == okey.face {
+        Tile::FALSE_JOKER
+    } else {
+        f.tile()
+    }
 }
 
 struct MeldSearch<'a> {
@@ -136,7 +140,10 @@ impl MeldSearch<'_> {
                 tiles.push(MeldTile::plain(tile_for(self.okey, *face)));
             } else {
                 okeys += 1;
-                tiles.push(MeldTile { tile: self.okey.tile(), reading: Some(Face::new(face.color, face.number())) });
+                tiles.push(MeldTile {
+                    tile: self.okey.tile(),
+                    reading: Some(Face::new(face.color, face.number())),
+                });
             }
         }
         if okeys <= self.supply.okeys {
@@ -204,9 +211,16 @@ impl MeldSearch<'_> {
 
 /// The runs and sets worth most that `rack` can lay at once, keeping at least one tile back.
 /// `forced` must be part of it (a side discard taken this turn).
-pub fn best_meld_opening(okey: Okey, wraps: bool, rack: &Tiles, forced: Option<Tile>) -> Option<BestOpening> {
+pub fn best_meld_opening(
+    okey: Okey,
+    wraps: bool,
+    rack: &Tiles,
+    forced: Option<Tile>,
+) -> Option<BestOpening> {
     let supply = Supply::of(okey, rack);
-    let remaining = (0..52).map(|i| supply.count[i] as u32 * ((i / 4) as u32 + 1)).sum();
+    let remaining = (0..52)
+        .map(|i| supply.count[i] as u32 * ((i / 4) as u32 + 1))
+        .sum();
     let forced = forced.and_then(|t| okey.face_of(t)).map(|f| {
         let i = fidx(f.color, f.number());
         (i, supply.count[i])
@@ -226,7 +240,11 @@ pub fn best_meld_opening(okey: Okey, wraps: bool, rack: &Tiles, forced: Option<T
         _p: std::marker::PhantomData,
     };
     search.dfs(0, 0);
-    (search.best > 0).then(|| BestOpening { kind: OpenKind::Melds, melds: search.best_melds, amount: search.best })
+    (search.best > 0).then_some(BestOpening {
+        kind: OpenKind::Melds,
+        melds: search.best_melds,
+        amount: search.best,
+    })
 }
 
 /// The most pairs `rack` can lay at once, keeping at least one tile back.
@@ -251,7 +269,13 @@ pub fn best_pair_opening(okey: Okey, rack: &Tiles, forced: Option<Tile>) -> Opti
     singles.sort_by_key(|t| (Some(*t) != forced, std::cmp::Reverse(okey.number_of(*t))));
     for t in singles.into_iter().take(okeys as usize) {
         let face = okey.face_of(t).expect("not an okey");
-        melds.push(vec![MeldTile::plain(t), MeldTile { tile: okey.tile(), reading: Some(face) }]);
+        melds.push(vec![
+            MeldTile::plain(t),
+            MeldTile {
+                tile: okey.tile(),
+                reading: Some(face),
+            },
+        ]);
     }
     if let Some(f) = forced
         && !melds.iter().any(|m| m.iter().any(|mt| mt.tile == f))
@@ -261,10 +285,16 @@ pub fn best_pair_opening(okey: Okey, rack: &Tiles, forced: Option<Tile>) -> Opti
     let used: usize = melds.len() * 2;
     if used >= rack.len() {
         // Keep a tile back: drop a pair that does not hold the forced tile.
-        let pos = melds.iter().rposition(|m| !m.iter().any(|mt| Some(mt.tile) == forced))?;
+        let pos = melds
+            .iter()
+            .rposition(|m| !m.iter().any(|mt| Some(mt.tile) == forced))?;
         melds.remove(pos);
     }
-    (!melds.is_empty()).then(|| BestOpening { kind: OpenKind::Pairs, amount: melds.len() as u32, melds })
+    (!melds.is_empty()).then_some(BestOpening {
+        kind: OpenKind::Pairs,
+        amount: melds.len() as u32,
+        melds,
+    })
 }
 
 impl Hand {
@@ -282,7 +312,9 @@ impl Hand {
         let rack = &self.racks[seat as usize];
         let wraps = self.rules.run_wraps_12_13_1;
         let forced = match self.turn.taken {
-            Taken::SideDiscard { tile, used: false } if self.opened[seat as usize].is_none() => Some(tile),
+            Taken::SideDiscard { tile, used: false } if self.opened[seat as usize].is_none() => {
+                Some(tile)
+            }
             _ => None,
         };
         let best_melds = best_meld_opening(self.okey, wraps, rack, forced);
@@ -299,7 +331,9 @@ impl Hand {
         match self.opened[seat as usize] {
             None => {
                 for b in [&best_melds, &best_pairs].into_iter().flatten() {
-                    candidates.push(Command::Open { melds: b.melds.clone() });
+                    candidates.push(Command::Open {
+                        melds: b.melds.clone(),
+                    });
                 }
             }
             Some(o) => {
@@ -308,35 +342,67 @@ impl Hand {
                     OpenKind::Pairs => best_pairs.as_ref(),
                 };
                 if let Some(b) = lay {
-                    candidates.push(Command::Lay { melds: b.melds.clone() });
+                    candidates.push(Command::Lay {
+                        melds: b.melds.clone(),
+                    });
                     for m in &b.melds {
-                        candidates.push(Command::Lay { melds: vec![m.clone()] });
+                        candidates.push(Command::Lay {
+                            melds: vec![m.clone()],
+                        });
                     }
                 }
                 for (at, m) in self.table.iter().enumerate() {
                     for t in rack.kinds() {
                         if crate::meld::can_take(self.okey, wraps, m, t) {
-                            candidates.push(Command::Add { meld: at, tiles: vec![MeldTile::plain(t)] });
+                            candidates.push(Command::Add {
+                                meld: at,
+                                tiles: vec![MeldTile::plain(t)],
+                            });
                         }
                     }
-                    candidates.extend(retrieve_candidates(self.okey, m, rack).map(|tiles| Command::Retrieve { meld: at, tiles }));
+                    candidates.extend(
+                        retrieve_candidates(self.okey, m, rack)
+                            .map(|tiles| Command::Retrieve { meld: at, tiles }),
+                    );
                 }
             }
         }
-        let legal = candidates.into_iter().filter(|c| self.decide(seat, c).is_ok()).collect();
-        Hints { seat, legal, penalty_free_discards: self.penalty_free_discards(seat), best_melds, best_pairs }
+        let legal = candidates
+            .into_iter()
+            .filter(|c| self.decide(seat, c).is_ok())
+            .collect();
+        Hints {
+            seat,
+            legal,
+            penalty_free_discards: self.penalty_free_discards(seat),
+            best_melds,
+            best_pairs,
+        }
     }
 }
 
 /// The real tiles that would free an okey from `meld`, where `rack` holds them.
-fn retrieve_candidates(okey: Okey, meld: &crate::meld::TableMeld, rack: &Tiles) -> impl Iterator<Item = Vec<Tile>> {
+fn retrieve_candidates(
+    okey: Okey,
+    meld: &crate::meld::TableMeld,
+    rack: &Tiles,
+) -> impl Iterator<Item = Vec<Tile>> {
     let mut out = Vec::new();
-    let okeys: Vec<Face> = meld.tiles.iter().filter(|p| okey.is_okey(p.tile)).map(|p| p.reads).collect();
+    let okeys: Vec<Face> = meld
+        .tiles
+        .iter()
+        .filter(|p| okey.is_okey(p.tile))
+        .map(|p| p.reads)
+        .collect();
     if !okeys.is_empty() {
         match meld.form {
             Form::Set { number } if meld.tiles.len() == 3 => {
-                let used: Vec<Color> =
-                    meld.tiles.iter().filter(|p| !okey.is_okey(p.tile)).map(|p| p.reads.color).collect();
+                let used: Vec<Color> = meld
+                    .tiles
+                    .iter()
+                    .filter(|p| !okey.is_okey(p.tile))
+                    .map(|p| p.reads.color)
+                    .collect();
                 let need: Vec<Tile> = Color::ALL
                     .into_iter()
                     .filter(|c| !used.contains(c))
@@ -351,7 +417,8 @@ fn retrieve_candidates(okey: Okey, meld: &crate::meld::TableMeld, rack: &Tiles) 
             }
         }
     }
-    out.into_iter().filter(move |need| rack.contains_all(need) && need.iter().all(|t| !okey.is_okey(*t)))
+    out.into_iter()
+        .filter(move |need| rack.contains_all(need) && need.iter().all(|t| !okey.is_okey(*t)))
 }
 
 #[cfg(test)]
@@ -359,13 +426,18 @@ mod tests {
     use super::*;
 
     fn rack(s: &str) -> Tiles {
-        Tiles::from_slice(&s.split_whitespace().map(|t| t.parse().unwrap()).collect::<Vec<Tile>>())
+        Tiles::from_slice(
+            &s.split_whitespace()
+                .map(|t| t.parse().unwrap())
+                .collect::<Vec<Tile>>(),
+        )
     }
 
     #[test]
     fn finds_the_example_opening_of_103() {
         let okey = Okey::from_indicator("R9".parse().unwrap()).unwrap();
-        let r = rack("Y10 Y11 Y12 Y13 K13 B13 R13 R5 R6 R7 B2 B6 Y12 B13 K13 B5 R6 R2 R4 K9 K10 B4");
+        let r =
+            rack("Y10 Y11 Y12 Y13 K13 B13 R13 R5 R6 R7 B2 B6 Y12 B13 K13 B5 R6 R2 R4 K9 K10 B4");
         let best = best_meld_opening(okey, false, &r, None).unwrap();
         assert!(best.amount >= 103, "{best:?}");
     }

@@ -13,10 +13,13 @@ pub mod ruleset;
 pub mod tile;
 pub mod view;
 
+#[cfg(test)]
+mod properties;
+
 pub use deal::{Deal, DealError};
 pub use hand::{
-    Command, ErrorClass, Event, Hand, HandEnd, OpenKind, Opening, Outcome, Penalty, PenaltyReason, RuleError,
-    Taken,
+    Command, ErrorClass, Event, Hand, HandEnd, OpenKind, Opening, Outcome, Penalty, PenaltyReason,
+    RuleError, Taken,
 };
 pub use meld::{Form, MeldTile, Placed, TableMeld};
 pub use ruleset::{MatchLength, PlayableDiscard, Preset, RuleSet, Threshold};

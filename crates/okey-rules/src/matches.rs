@@ -22,8 +22,17 @@ impl HandResult {
     /// The result of an ended hand; `None` while it is in progress.
     pub fn of(hand: &Hand) -> Option<HandResult> {
         let end = hand.end?;
-        let penalties = if end.outcome == Outcome::Cancelled { [0; 4] } else { hand.penalty_totals() };
-        Some(HandResult { outcome: end.outcome, winner: end.winner, penalties, scores: end.scores })
+        let penalties = if end.outcome == Outcome::Cancelled {
+            [0; 4]
+        } else {
+            hand.penalty_totals()
+        };
+        Some(HandResult {
+            outcome: end.outcome,
+            winner: end.winner,
+            penalties,
+            scores: end.scores,
+        })
     }
 
     pub fn total(&self, seat: Seat) -> i64 {
@@ -53,12 +62,20 @@ pub struct Match {
 
 impl Match {
     pub fn new(rules: RuleSet, first: Seat) -> Match {
-        Match { rules, first, hands: Vec::new(), totals: [0; 4] }
+        Match {
+            rules,
+            first,
+            hands: Vec::new(),
+            totals: [0; 4],
+        }
     }
 
     /// Hands that counted (cancelled hands are dealt again and do not count).
     pub fn hands_played(&self) -> usize {
-        self.hands.iter().filter(|h| h.outcome != Outcome::Cancelled).count()
+        self.hands
+            .iter()
+            .filter(|h| h.outcome != Outcome::Cancelled)
+            .count()
     }
 
     /// The first player of the next hand: rotates with each counted hand; a cancelled hand is
@@ -87,9 +104,14 @@ impl Match {
     /// Totals that decide the match: per seat, or per team (seats 0+2, 1+3) with partners.
     pub fn standing(&self) -> Vec<(Vec<Seat>, i64)> {
         if self.rules.partners {
-            vec![(vec![0, 2], self.totals[0] + self.totals[2]), (vec![1, 3], self.totals[1] + self.totals[3])]
+            vec![
+                (vec![0, 2], self.totals[0] + self.totals[2]),
+                (vec![1, 3], self.totals[1] + self.totals[3]),
+            ]
         } else {
-            (0..4u8).map(|s| (vec![s], self.totals[s as usize])).collect()
+            (0..4u8)
+                .map(|s| (vec![s], self.totals[s as usize]))
+                .collect()
         }
     }
 
@@ -106,9 +128,17 @@ impl Match {
             return None;
         }
         let standing = self.standing();
-        let low = standing.iter().map(|(_, t)| *t).min().expect("standing is never empty");
+        let low = standing
+            .iter()
+            .map(|(_, t)| *t)
+            .min()
+            .expect("standing is never empty");
         let best: Vec<_> = standing.iter().filter(|(_, t)| *t == low).collect();
-        Some(if best.len() == 1 { MatchWinner::Seats(best[0].0.clone()) } else { MatchWinner::Draw })
+        Some(if best.len() == 1 {
+            MatchWinner::Seats(best[0].0.clone())
+        } else {
+            MatchWinner::Draw
+        })
     }
 }
 
@@ -118,7 +148,12 @@ mod tests {
     use crate::ruleset::Preset;
 
     fn result(scores: [i32; 4]) -> HandResult {
-        HandResult { outcome: Outcome::Finished, winner: Some(0), penalties: [0; 4], scores }
+        HandResult {
+            outcome: Outcome::Finished,
+            winner: Some(0),
+            penalties: [0; 4],
+            scores,
+        }
     }
 
     #[test]
@@ -145,7 +180,11 @@ mod tests {
 
     #[test]
     fn partners_sum_team_totals_and_equal_totals_draw() {
-        let rules = RuleSet { partners: true, match_length: MatchLength::Hands(1), ..Preset::Classic.rules() };
+        let rules = RuleSet {
+            partners: true,
+            match_length: MatchLength::Hands(1),
+            ..Preset::Classic.rules()
+        };
         let mut m = Match::new(rules, 0);
         m.record(result([10, 5, 0, 5]));
         assert_eq!(m.winner(), Some(MatchWinner::Draw));

@@ -6,8 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tile::{Color, Face, Okey, Tile, TileParseError};
 use crate::Seat;
+use crate::tile::{Color, Face, Okey, Tile, TileParseError};
 
 /// Tiles in a newly laid meld, at most (adding grows a meld beyond this).
 pub const NEW_MELD_MAX: usize = 5;
@@ -23,7 +23,10 @@ pub struct MeldTile {
 
 impl MeldTile {
     pub fn plain(tile: Tile) -> MeldTile {
-        MeldTile { tile, reading: None }
+        MeldTile {
+            tile,
+            reading: None,
+        }
     }
 }
 
@@ -57,8 +60,13 @@ impl FromStr for MeldTile {
             Some((t, r)) => {
                 let tile: Tile = t.parse()?;
                 let read: Tile = r.parse()?;
-                let face = read.printed().ok_or_else(|| TileParseError { text: s.to_string() })?;
-                Ok(MeldTile { tile, reading: Some(face) })
+                let face = read.printed().ok_or_else(|| TileParseError {
+                    text: s.to_string(),
+                })?;
+                Ok(MeldTile {
+                    tile,
+                    reading: Some(face),
+                })
             }
         }
     }
@@ -127,7 +135,9 @@ pub enum MeldError {
     NoRealTile,
     #[error("{0} is not an okey this hand: only an okey may be given a reading")]
     ReadingOnRealTile(Tile),
-    #[error("[{0}] is neither a run (3+ consecutive numbers of one colour) nor a set (one number in 3-4 different colours)")]
+    #[error(
+        "[{0}] is neither a run (3+ consecutive numbers of one colour) nor a set (one number in 3-4 different colours)"
+    )]
     NotRunOrSet(String),
     #[error("[{0}] is not a pair: two identical tiles, or one tile with an okey")]
     NotPair(String),
@@ -140,7 +150,11 @@ pub enum MeldError {
 }
 
 fn list(tiles: &[MeldTile]) -> String {
-    tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
+    tiles
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The highest rank a run may reach: 13, or 14 (a 1 after 13) where runs wrap 12-13-1.
@@ -149,7 +163,10 @@ pub fn max_rank(wraps: bool) -> u8 {
 }
 
 /// Splits tiles into fixed faces (real tiles and okeys with a reading) and the count of free okeys.
-fn split(okey: Okey, tiles: &[MeldTile]) -> Result<(Vec<(usize, Face)>, Vec<usize>), MeldError> {
+/// Tiles with a fixed face (by index in the command) and the indices of free okeys.
+type Split = (Vec<(usize, Face)>, Vec<usize>);
+
+fn split(okey: Okey, tiles: &[MeldTile]) -> Result<Split, MeldError> {
     let mut fixed = Vec::with_capacity(tiles.len());
     let mut free = Vec::new();
     for (i, mt) in tiles.iter().enumerate() {
@@ -162,7 +179,10 @@ fn split(okey: Okey, tiles: &[MeldTile]) -> Result<(Vec<(usize, Face)>, Vec<usiz
             if mt.reading.is_some() {
                 return Err(MeldError::ReadingOnRealTile(mt.tile));
             }
-            fixed.push((i, okey.face_of(mt.tile).expect("non-okey tiles have a face")));
+            fixed.push((
+                i,
+                okey.face_of(mt.tile).expect("non-okey tiles have a face"),
+            ));
         }
     }
     Ok((fixed, free))
@@ -174,7 +194,13 @@ fn real_count(okey: Okey, tiles: &[MeldTile]) -> usize {
 
 /// Assigns each fixed face a distinct rank in `lo..=hi` (a 1 may sit at 14 where runs wrap).
 /// Returns the ranks in the order of `fixed`, or None.
-fn fit_ranks(fixed: &[(usize, Face)], lo: u8, hi: u8, wraps: bool, taken: &[u8]) -> Option<Vec<u8>> {
+fn fit_ranks(
+    fixed: &[(usize, Face)],
+    lo: u8,
+    hi: u8,
+    wraps: bool,
+    taken: &[u8],
+) -> Option<Vec<u8>> {
     let mut used: Vec<u8> = taken.to_vec();
     let mut out = Vec::with_capacity(fixed.len());
     // Non-ones first, they have one choice; ones then take 1 or 14.
@@ -187,7 +213,9 @@ fn fit_ranks(fixed: &[(usize, Face)], lo: u8, hi: u8, wraps: bool, taken: &[u8])
         if n == 1 && wraps {
             choices.push(14);
         }
-        let r = choices.into_iter().find(|r| *r >= lo && *r <= hi && !used.contains(r))?;
+        let r = choices
+            .into_iter()
+            .find(|r| *r >= lo && *r <= hi && !used.contains(r))?;
         used.push(r);
         ranks[k] = r;
     }
@@ -200,7 +228,12 @@ fn rank_value(r: u8) -> u32 {
 }
 
 /// Reads `tiles` as a new run or set (whichever is worth more), placed by `by`.
-pub fn read_run_or_set(okey: Okey, wraps: bool, tiles: &[MeldTile], by: Seat) -> Result<TableMeld, MeldError> {
+pub fn read_run_or_set(
+    okey: Okey,
+    wraps: bool,
+    tiles: &[MeldTile],
+    by: Seat,
+) -> Result<TableMeld, MeldError> {
     if tiles.len() > NEW_MELD_MAX {
         return Err(MeldError::TooLong(list(tiles), tiles.len()));
     }
@@ -248,20 +281,37 @@ fn read_run(
     let hi = lo + n - 1;
     let mut slots: Vec<Option<Placed>> = vec![None; n as usize];
     for ((i, _), r) in fixed.iter().zip(&ranks) {
-        slots[(r - lo) as usize] = Some(Placed { tile: tiles[*i].tile, reads: Face::new(color, *r), by });
+        slots[(r - lo) as usize] = Some(Placed {
+            tile: tiles[*i].tile,
+            reads: Face::new(color, *r),
+            by,
+        });
     }
     let mut free_iter = free.iter();
     for (k, slot) in slots.iter_mut().enumerate() {
         if slot.is_none() {
             let i = *free_iter.next()?;
-            *slot = Some(Placed { tile: tiles[i].tile, reads: Face::new(color, lo + k as u8), by });
+            *slot = Some(Placed {
+                tile: tiles[i].tile,
+                reads: Face::new(color, lo + k as u8),
+                by,
+            });
         }
     }
     debug_assert!(hi <= top);
-    Some(TableMeld { form: Form::Run { color }, tiles: slots.into_iter().map(|s| s.expect("filled")).collect(), owner: by })
+    Some(TableMeld {
+        form: Form::Run { color },
+        tiles: slots.into_iter().map(|s| s.expect("filled")).collect(),
+        owner: by,
+    })
 }
 
-fn read_set(tiles: &[MeldTile], fixed: &[(usize, Face)], free: &[usize], by: Seat) -> Option<TableMeld> {
+fn read_set(
+    tiles: &[MeldTile],
+    fixed: &[(usize, Face)],
+    free: &[usize],
+    by: Seat,
+) -> Option<TableMeld> {
     let n = tiles.len();
     if !(3..=4).contains(&n) {
         return None;
@@ -274,12 +324,26 @@ fn read_set(tiles: &[MeldTile], fixed: &[(usize, Face)], free: &[usize], by: Sea
         }
         colors[f.color.index()] = true;
     }
-    let mut placed: Vec<Placed> =
-        fixed.iter().map(|(i, f)| Placed { tile: tiles[*i].tile, reads: Face::new(f.color, number), by }).collect();
+    let mut placed: Vec<Placed> = fixed
+        .iter()
+        .map(|(i, f)| Placed {
+            tile: tiles[*i].tile,
+            reads: Face::new(f.color, number),
+            by,
+        })
+        .collect();
     for &i in free {
-        placed.push(Placed { tile: tiles[i].tile, reads: Face::new(Color::Red, number), by });
+        placed.push(Placed {
+            tile: tiles[i].tile,
+            reads: Face::new(Color::Red, number),
+            by,
+        });
     }
-    let mut meld = TableMeld { form: Form::Set { number }, tiles: placed, owner: by };
+    let mut meld = TableMeld {
+        form: Form::Set { number },
+        tiles: placed,
+        owner: by,
+    };
     assign_set_okeys(&mut meld, free.len());
     Some(meld)
 }
@@ -298,7 +362,12 @@ fn assign_set_okeys(meld: &mut TableMeld, okeys: usize) {
     }
     let mut missing = Color::ALL.into_iter().filter(|c| !used[c.index()]);
     for p in &mut meld.tiles[n - okeys..] {
-        p.reads = Face::new(missing.next().expect("a set never has more tiles than colours"), number);
+        p.reads = Face::new(
+            missing
+                .next()
+                .expect("a set never has more tiles than colours"),
+            number,
+        );
     }
 }
 
@@ -313,18 +382,33 @@ pub fn read_pair(okey: Okey, tiles: &[MeldTile], by: Seat) -> Result<TableMeld, 
         return Err(MeldError::NoRealTile);
     }
     let face = fixed[0].1;
-    if fixed.iter().any(|(_, f)| f.number() != face.number() || f.color != face.color) {
+    if fixed
+        .iter()
+        .any(|(_, f)| f.number() != face.number() || f.color != face.color)
+    {
         return Err(err());
     }
     let face = Face::new(face.color, face.number());
     let mut placed: Vec<Placed> = Vec::with_capacity(2);
     for (i, _) in &fixed {
-        placed.push(Placed { tile: tiles[*i].tile, reads: face, by });
+        placed.push(Placed {
+            tile: tiles[*i].tile,
+            reads: face,
+            by,
+        });
     }
     for &i in &free {
-        placed.push(Placed { tile: tiles[i].tile, reads: face, by });
+        placed.push(Placed {
+            tile: tiles[i].tile,
+            reads: face,
+            by,
+        });
     }
-    Ok(TableMeld { form: Form::Pair { face }, tiles: placed, owner: by })
+    Ok(TableMeld {
+        form: Form::Pair { face },
+        tiles: placed,
+        owner: by,
+    })
 }
 
 /// The meld after adding `tiles` to it (by `by`), or why it cannot take them.
@@ -336,16 +420,30 @@ pub fn add_to(
     by: Seat,
 ) -> Result<TableMeld, MeldError> {
     if tiles.is_empty() {
-        return Err(MeldError::CannotAdd(String::new(), "name at least one tile to add"));
+        return Err(MeldError::CannotAdd(
+            String::new(),
+            "name at least one tile to add",
+        ));
     }
     let (fixed, free) = split(okey, tiles)?;
     match meld.form {
-        Form::Pair { .. } => Err(MeldError::CannotAdd(list(tiles), "a pair takes no more tiles")),
+        Form::Pair { .. } => Err(MeldError::CannotAdd(
+            list(tiles),
+            "a pair takes no more tiles",
+        )),
         Form::Run { color } => {
             if fixed.iter().any(|(_, f)| f.color != color) {
-                return Err(MeldError::CannotAdd(list(tiles), "a run takes only its own colour"));
+                return Err(MeldError::CannotAdd(
+                    list(tiles),
+                    "a run takes only its own colour",
+                ));
             }
-            let lo = meld.tiles.first().expect("melds are never empty").reads.rank;
+            let lo = meld
+                .tiles
+                .first()
+                .expect("melds are never empty")
+                .reads
+                .rank;
             let hi = meld.tiles.last().expect("melds are never empty").reads.rank;
             let k = tiles.len() as u8;
             let top = max_rank(wraps);
@@ -380,21 +478,35 @@ pub fn add_to(
                 slots[(p.reads.rank - new_lo) as usize] = Some(*p);
             }
             for ((i, _), r) in fixed.iter().zip(&ranks) {
-                slots[(r - new_lo) as usize] = Some(Placed { tile: tiles[*i].tile, reads: Face::new(color, *r), by });
+                slots[(r - new_lo) as usize] = Some(Placed {
+                    tile: tiles[*i].tile,
+                    reads: Face::new(color, *r),
+                    by,
+                });
             }
             let mut free_iter = free.iter();
             for (pos, slot) in slots.iter_mut().enumerate() {
                 if slot.is_none() {
                     let i = *free_iter.next().expect("counts match");
-                    *slot =
-                        Some(Placed { tile: tiles[i].tile, reads: Face::new(color, new_lo + pos as u8), by });
+                    *slot = Some(Placed {
+                        tile: tiles[i].tile,
+                        reads: Face::new(color, new_lo + pos as u8),
+                        by,
+                    });
                 }
             }
-            Ok(TableMeld { form: meld.form, tiles: slots.into_iter().map(|s| s.expect("filled")).collect(), owner: meld.owner })
+            Ok(TableMeld {
+                form: meld.form,
+                tiles: slots.into_iter().map(|s| s.expect("filled")).collect(),
+                owner: meld.owner,
+            })
         }
         Form::Set { number } => {
             if meld.tiles.len() + tiles.len() > 4 {
-                return Err(MeldError::CannotAdd(list(tiles), "a set has at most one tile of each of the 4 colours"));
+                return Err(MeldError::CannotAdd(
+                    list(tiles),
+                    "a set has at most one tile of each of the 4 colours",
+                ));
             }
             let mut used = [false; 4];
             let mut reals: Vec<Placed> = Vec::new();
@@ -409,20 +521,38 @@ pub fn add_to(
             }
             for (i, f) in &fixed {
                 if f.number() != number || f.rank == 14 {
-                    return Err(MeldError::CannotAdd(list(tiles), "a set takes only its own number"));
+                    return Err(MeldError::CannotAdd(
+                        list(tiles),
+                        "a set takes only its own number",
+                    ));
                 }
                 if used[f.color.index()] {
-                    return Err(MeldError::CannotAdd(list(tiles), "that colour is already in the set"));
+                    return Err(MeldError::CannotAdd(
+                        list(tiles),
+                        "that colour is already in the set",
+                    ));
                 }
                 used[f.color.index()] = true;
-                reals.push(Placed { tile: tiles[*i].tile, reads: Face::new(f.color, number), by });
+                reals.push(Placed {
+                    tile: tiles[*i].tile,
+                    reads: Face::new(f.color, number),
+                    by,
+                });
             }
             for &i in &free {
-                okeys.push(Placed { tile: tiles[i].tile, reads: Face::new(Color::Red, number), by });
+                okeys.push(Placed {
+                    tile: tiles[i].tile,
+                    reads: Face::new(Color::Red, number),
+                    by,
+                });
             }
             let n_okeys = okeys.len();
             reals.extend(okeys);
-            let mut out = TableMeld { form: meld.form, tiles: reals, owner: meld.owner };
+            let mut out = TableMeld {
+                form: meld.form,
+                tiles: reals,
+                owner: meld.owner,
+            };
             assign_set_okeys(&mut out, n_okeys);
             Ok(out)
         }
@@ -442,7 +572,10 @@ pub fn can_take(okey: Okey, wraps: bool, meld: &TableMeld, tile: Tile) -> bool {
                 None => true,
                 Some(f) => {
                     f.number() == number
-                        && !meld.tiles.iter().any(|p| !okey.is_okey(p.tile) && p.reads.color == f.color)
+                        && !meld
+                            .tiles
+                            .iter()
+                            .any(|p| !okey.is_okey(p.tile) && p.reads.color == f.color)
                 }
             }
         }
@@ -456,7 +589,8 @@ pub fn can_take(okey: Okey, wraps: bool, meld: &TableMeld, tile: Tile) -> bool {
                         return false;
                     }
                     let n = f.number();
-                    (lo > 1 && n == lo - 1) || (hi < top && (n == hi + 1 || (n == 1 && hi + 1 == 14)))
+                    (lo > 1 && n == lo - 1)
+                        || (hi < top && (n == hi + 1 || (n == 1 && hi + 1 == 14)))
                 }
             }
         }
@@ -472,7 +606,12 @@ pub struct Retrieval {
 }
 
 /// Exchanges real tiles for the okeys they stand for in `meld`.
-pub fn retrieve_from(okey: Okey, meld: &TableMeld, supplied: &[Tile], by: Seat) -> Result<Retrieval, MeldError> {
+pub fn retrieve_from(
+    okey: Okey,
+    meld: &TableMeld,
+    supplied: &[Tile],
+    by: Seat,
+) -> Result<Retrieval, MeldError> {
     let fail = |s: &str| Err(MeldError::CannotRetrieve(s.to_string()));
     if supplied.is_empty() {
         return fail("name the real tile(s) the okey stands for");
@@ -480,8 +619,13 @@ pub fn retrieve_from(okey: Okey, meld: &TableMeld, supplied: &[Tile], by: Seat) 
     if supplied.iter().any(|t| okey.is_okey(*t)) {
         return fail("an okey never replaces an okey: supply the real tile it stands for");
     }
-    let faces: Vec<Face> = supplied.iter().map(|t| okey.face_of(*t).expect("not an okey")).collect();
-    let okey_slots: Vec<usize> = (0..meld.tiles.len()).filter(|&i| okey.is_okey(meld.tiles[i].tile)).collect();
+    let faces: Vec<Face> = supplied
+        .iter()
+        .map(|t| okey.face_of(*t).expect("not an okey"))
+        .collect();
+    let okey_slots: Vec<usize> = (0..meld.tiles.len())
+        .filter(|&i| okey.is_okey(meld.tiles[i].tile))
+        .collect();
     if okey_slots.is_empty() {
         return fail("this meld holds no okey");
     }
@@ -491,15 +635,22 @@ pub fn retrieve_from(okey: Okey, meld: &TableMeld, supplied: &[Tile], by: Seat) 
         Form::Run { .. } | Form::Pair { .. } => {
             let mut free_slots = okey_slots.clone();
             for (t, f) in supplied.iter().zip(&faces) {
-                let pos = free_slots
-                    .iter()
-                    .position(|&i| meld.tiles[i].reads.color == f.color && meld.tiles[i].reads.number() == f.number());
+                let pos = free_slots.iter().position(|&i| {
+                    meld.tiles[i].reads.color == f.color
+                        && meld.tiles[i].reads.number() == f.number()
+                });
                 let Some(pos) = pos else {
-                    return fail(&format!("{t} is not the tile an okey in this meld stands for"));
+                    return fail(&format!(
+                        "{t} is not the tile an okey in this meld stands for"
+                    ));
                 };
                 let i = free_slots.remove(pos);
                 taken.push(meld.tiles[i]);
-                out.tiles[i] = Placed { tile: *t, reads: meld.tiles[i].reads, by };
+                out.tiles[i] = Placed {
+                    tile: *t,
+                    reads: meld.tiles[i].reads,
+                    by,
+                };
             }
         }
         Form::Set { number } => {
@@ -514,7 +665,9 @@ pub fn retrieve_from(okey: Okey, meld: &TableMeld, supplied: &[Tile], by: Seat) 
                     return fail(&format!("{t} is not this set's number"));
                 }
                 if used[f.color.index()] {
-                    return fail(&format!("{t}: that colour is already in the set, or was supplied twice"));
+                    return fail(&format!(
+                        "{t}: that colour is already in the set, or was supplied twice"
+                    ));
                 }
                 used[f.color.index()] = true;
             }
@@ -525,9 +678,18 @@ pub fn retrieve_from(okey: Okey, meld: &TableMeld, supplied: &[Tile], by: Seat) 
                         "to retrieve an okey from a 3-tile set, supply every missing colour at once (the set becomes 4 real tiles)",
                     );
                 }
-                let mut reals: Vec<Placed> = meld.tiles.iter().filter(|p| !okey.is_okey(p.tile)).copied().collect();
+                let mut reals: Vec<Placed> = meld
+                    .tiles
+                    .iter()
+                    .filter(|p| !okey.is_okey(p.tile))
+                    .copied()
+                    .collect();
                 for (t, f) in supplied.iter().zip(&faces) {
-                    reals.push(Placed { tile: *t, reads: Face::new(f.color, number), by });
+                    reals.push(Placed {
+                        tile: *t,
+                        reads: Face::new(f.color, number),
+                        by,
+                    });
                 }
                 taken = okey_slots.iter().map(|&i| meld.tiles[i]).collect();
                 out.tiles = reals;
@@ -537,21 +699,36 @@ pub fn retrieve_from(okey: Okey, meld: &TableMeld, supplied: &[Tile], by: Seat) 
                 }
                 let mut free_slots = okey_slots.clone();
                 for (t, f) in supplied.iter().zip(&faces) {
-                    let pos = free_slots.iter().position(|&i| meld.tiles[i].reads.color == f.color).unwrap_or(0);
+                    let pos = free_slots
+                        .iter()
+                        .position(|&i| meld.tiles[i].reads.color == f.color)
+                        .unwrap_or(0);
                     let i = free_slots.remove(pos);
                     taken.push(meld.tiles[i]);
-                    out.tiles[i] = Placed { tile: *t, reads: Face::new(f.color, number), by };
+                    out.tiles[i] = Placed {
+                        tile: *t,
+                        reads: Face::new(f.color, number),
+                        by,
+                    };
                 }
                 // Real tiles first, okeys after, with fresh readings.
                 let n_okeys = free_slots.len();
-                let mut reals: Vec<Placed> = out.tiles.iter().filter(|p| !okey.is_okey(p.tile)).copied().collect();
+                let mut reals: Vec<Placed> = out
+                    .tiles
+                    .iter()
+                    .filter(|p| !okey.is_okey(p.tile))
+                    .copied()
+                    .collect();
                 reals.extend(out.tiles.iter().filter(|p| okey.is_okey(p.tile)).copied());
                 out.tiles = reals;
                 assign_set_okeys(&mut out, n_okeys);
             }
         }
     }
-    Ok(Retrieval { meld: out, okeys: taken })
+    Ok(Retrieval {
+        meld: out,
+        okeys: taken,
+    })
 }
 
 #[cfg(test)]
@@ -573,7 +750,11 @@ mod tests {
         assert_eq!(m.value(), 36);
         assert_eq!(m.tiles[2].reads, Face::new(Color::Black, 13));
         let m = read_run_or_set(ok, false, &mt("K13 R10 R10"), 0).unwrap();
-        assert_eq!(m.value(), 39, "a tile with two okeys reads as whichever is worth more");
+        assert_eq!(
+            m.value(),
+            39,
+            "a tile with two okeys reads as whichever is worth more"
+        );
         let m = read_run_or_set(ok, false, &mt("K1 R10 R10"), 0).unwrap();
         assert_eq!(m.value(), 6);
     }
@@ -614,7 +795,8 @@ mod tests {
         assert!(!can_take(ok, false, &set, "B3".parse().unwrap()));
         let err = retrieve_from(ok, &set, &["R3".parse().unwrap()], 2);
         assert!(err.is_err());
-        let r = retrieve_from(ok, &set, &["R3".parse().unwrap(), "Y3".parse().unwrap()], 2).unwrap();
+        let r =
+            retrieve_from(ok, &set, &["R3".parse().unwrap(), "Y3".parse().unwrap()], 2).unwrap();
         assert_eq!(r.okeys.len(), 1);
         assert_eq!(r.okeys[0].by, 1);
         assert_eq!(r.meld.tiles.len(), 4);

@@ -116,7 +116,13 @@ pub enum Preset {
 }
 
 impl Preset {
-    pub const ALL: [Preset; 5] = [Preset::Classic, Preset::Yudum, Preset::Practice, Preset::Solo, Preset::Penalties];
+    pub const ALL: [Preset; 5] = [
+        Preset::Classic,
+        Preset::Yudum,
+        Preset::Practice,
+        Preset::Solo,
+        Preset::Penalties,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -165,7 +171,11 @@ impl Preset {
             pair_opener_adds_per_turn: None,
             held_okey: HeldOkey::Surcharge101,
             unopened_scoring: UnopenedScoring::Multiplied,
-            multipliers: Multipliers { direct_finish: true, okey_finish: true, pairs_finish: true },
+            multipliers: Multipliers {
+                direct_finish: true,
+                okey_finish: true,
+                pairs_finish: true,
+            },
             floor_totals_at_zero: false,
             match_length: MatchLength::Hands(5),
             turn_seconds: 60,
@@ -188,7 +198,11 @@ impl Preset {
             },
             Preset::Practice => RuleSet {
                 preset: self,
-                multipliers: Multipliers { direct_finish: false, okey_finish: true, pairs_finish: false },
+                multipliers: Multipliers {
+                    direct_finish: false,
+                    okey_finish: true,
+                    pairs_finish: false,
+                },
                 match_length: MatchLength::Hands(5),
                 ..classic
             },
@@ -199,7 +213,11 @@ impl Preset {
                 match_length: MatchLength::Hands(5),
                 ..classic
             },
-            Preset::Penalties => RuleSet { preset: self, unopened_scoring: UnopenedScoring::Seed004, ..classic },
+            Preset::Penalties => RuleSet {
+                preset: self,
+                unopened_scoring: UnopenedScoring::Seed004,
+                ..classic
+            },
         }
     }
 }
@@ -214,7 +232,9 @@ impl RuleSet {
     /// Checks option combinations a preset or a table creator could get wrong.
     pub fn validate(&self) -> Result<(), String> {
         match self.match_length {
-            MatchLength::Hands(0) => return Err("match_length: a match needs at least one hand".into()),
+            MatchLength::Hands(0) => {
+                return Err("match_length: a match needs at least one hand".into());
+            }
             MatchLength::PenaltyLimit(l) if l <= 0 => {
                 return Err("match_length: a penalty limit must be above zero".into());
             }

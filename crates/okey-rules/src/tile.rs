@@ -80,13 +80,18 @@ impl Tile {
         if self.is_false_joker() {
             None
         } else {
-            Some(Face { color: Color::from_index((self.0 / 13) as usize), rank: self.0 % 13 + 1 })
+            Some(Face {
+                color: Color::from_index((self.0 / 13) as usize),
+                rank: self.0 % 13 + 1,
+            })
         }
     }
 
     /// Every tile of the 106-tile set, each kind as often as the set has it (two of each).
     pub fn full_set() -> Vec<Tile> {
-        (0..KINDS).flat_map(|i| [Tile(i as u8), Tile(i as u8)]).collect()
+        (0..KINDS)
+            .flat_map(|i| [Tile(i as u8), Tile(i as u8)])
+            .collect()
     }
 }
 
@@ -107,7 +112,9 @@ impl fmt::Debug for Tile {
 
 /// Why a tile's text could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("`{text}` is not a tile: write a colour letter R, Y, B or K and a number 1-13 (like R7 or K13), or F for a false joker")]
+#[error(
+    "`{text}` is not a tile: write a colour letter R, Y, B or K and a number 1-13 (like R7 or K13), or F for a false joker"
+)]
 pub struct TileParseError {
     pub text: String,
 }
@@ -116,7 +123,9 @@ impl FromStr for Tile {
     type Err = TileParseError;
 
     fn from_str(s: &str) -> Result<Tile, TileParseError> {
-        let err = || TileParseError { text: s.to_string() };
+        let err = || TileParseError {
+            text: s.to_string(),
+        };
         if s == "F" {
             return Ok(Tile::FALSE_JOKER);
         }
@@ -186,7 +195,11 @@ impl fmt::Display for Face {
 
 impl fmt::Debug for Face {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.rank == 14 { write!(f, "{}1(after 13)", self.color.letter()) } else { fmt::Display::fmt(self, f) }
+        if self.rank == 14 {
+            write!(f, "{}1(after 13)", self.color.letter())
+        } else {
+            fmt::Display::fmt(self, f)
+        }
     }
 }
 
@@ -200,7 +213,10 @@ impl<'de> Deserialize<'de> for Face {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Face, D::Error> {
         let s = String::deserialize(d)?;
         let mut chars = s.chars();
-        let color = chars.next().and_then(Color::from_letter).ok_or_else(|| serde::de::Error::custom("bad face"))?;
+        let color = chars
+            .next()
+            .and_then(Color::from_letter)
+            .ok_or_else(|| serde::de::Error::custom("bad face"))?;
         let rank: u8 = chars.as_str().parse().map_err(serde::de::Error::custom)?;
         if !(1..=14).contains(&rank) {
             return Err(serde::de::Error::custom("bad face rank"));
@@ -221,7 +237,9 @@ impl Okey {
     pub fn from_indicator(indicator: Tile) -> Option<Okey> {
         let face = indicator.printed()?;
         let rank = if face.rank == 13 { 1 } else { face.rank + 1 };
-        Some(Okey { face: Face::new(face.color, rank) })
+        Some(Okey {
+            face: Face::new(face.color, rank),
+        })
     }
 
     /// The physical tile kind that is wild this hand.
@@ -263,7 +281,10 @@ pub struct Tiles {
 
 impl Tiles {
     pub fn new() -> Tiles {
-        Tiles { counts: [0; KINDS], len: 0 }
+        Tiles {
+            counts: [0; KINDS],
+            len: 0,
+        }
     }
 
     pub fn from_slice(tiles: &[Tile]) -> Tiles {
@@ -320,12 +341,19 @@ impl Tiles {
 
     /// The tiles in canonical order (colour, number; false jokers last).
     pub fn iter(&self) -> impl Iterator<Item = Tile> + '_ {
-        self.counts.iter().enumerate().flat_map(|(i, &c)| std::iter::repeat_n(Tile::from_index(i), c as usize))
+        self.counts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &c)| std::iter::repeat_n(Tile::from_index(i), c as usize))
     }
 
     /// Distinct tile kinds held.
     pub fn kinds(&self) -> impl Iterator<Item = Tile> + '_ {
-        self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, _)| Tile::from_index(i))
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, _)| Tile::from_index(i))
     }
 
     pub fn to_vec(&self) -> Vec<Tile> {

@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Seat;
 use crate::hand::{Event, Hand, HandEnd, Opening, Penalty, Taken};
 use crate::meld::TableMeld;
 use crate::ruleset::RuleSet;
 use crate::tile::{Okey, Tile};
-use crate::Seat;
 
 /// What one seat sees: its own rack, the table, discards, counts, penalties and thresholds —
 /// never another rack or the pile order.
@@ -89,7 +89,11 @@ impl SeatView {
     /// hidden leaks.
     pub fn visible_tiles(&self) -> Vec<Tile> {
         let mut v = self.rack.clone();
-        v.extend(self.table.iter().flat_map(|m| m.tiles.iter().map(|p| p.tile)));
+        v.extend(
+            self.table
+                .iter()
+                .flat_map(|m| m.tiles.iter().map(|p| p.tile)),
+        );
         v.extend(self.discards.iter().flatten());
         v.push(self.indicator);
         v

@@ -119,7 +119,10 @@ fn tile(s: &str) -> Result<Tile> {
 
 /// Builds the rule set: the preset's values, then each option given.
 pub fn rules_from(spec: &BTreeMap<String, Value>) -> Result<(RuleSet, Vec<String>)> {
-    let preset_name = spec.get("preset").map(|v| v.as_str().ok_or_else(|| anyhow!("rules.preset must be a string")));
+    let preset_name = spec.get("preset").map(|v| {
+        v.as_str()
+            .ok_or_else(|| anyhow!("rules.preset must be a string"))
+    });
     let preset = match preset_name {
         None => Preset::Classic,
         Some(name) => {
@@ -134,7 +137,10 @@ pub fn rules_from(spec: &BTreeMap<String, Value>) -> Result<(RuleSet, Vec<String
     };
     let mut rules = preset.rules();
     let mut ignored = Vec::new();
-    let boolean = |k: &str, v: &Value| v.as_bool().ok_or_else(|| anyhow!("rules.{k} must be true or false"));
+    let boolean = |k: &str, v: &Value| {
+        v.as_bool()
+            .ok_or_else(|| anyhow!("rules.{k} must be true or false"))
+    };
     for (k, v) in spec {
         match k.as_str() {
             "preset" => {}
@@ -165,8 +171,9 @@ pub fn rules_from(spec: &BTreeMap<String, Value>) -> Result<(RuleSet, Vec<String
                     v => Some(
                         v.as_u64()
                             .filter(|n| (1..=255).contains(n))
-                            .ok_or_else(|| anyhow!("rules.pair_opener_adds_per_turn must be 1-255 or null"))?
-                            as u8,
+                            .ok_or_else(|| {
+                                anyhow!("rules.pair_opener_adds_per_turn must be 1-255 or null")
+                            })? as u8,
                     ),
                 }
             }
@@ -186,13 +193,23 @@ pub fn deal_from(spec: &DealSpec) -> Result<Deal> {
         .racks
         .iter()
         .enumerate()
-        .map(|(s, r)| r.iter().map(|t| tile(t)).collect::<Result<Vec<_>>>().with_context(|| format!("deal.racks[{s}]")))
+        .map(|(s, r)| {
+            r.iter()
+                .map(|t| tile(t))
+                .collect::<Result<Vec<_>>>()
+                .with_context(|| format!("deal.racks[{s}]"))
+        })
         .collect::<Result<_>>()?;
     let deal = Deal {
         indicator: tile(&spec.indicator).context("deal.indicator")?,
         first: spec.first,
         racks: racks.try_into().expect("four racks"),
-        pile: spec.pile.iter().map(|t| tile(t)).collect::<Result<_>>().context("deal.pile")?,
+        pile: spec
+            .pile
+            .iter()
+            .map(|t| tile(t))
+            .collect::<Result<_>>()
+            .context("deal.pile")?,
     };
     deal.validate().map_err(|e| anyhow!("deal: {e}"))?;
     Ok(deal)
@@ -201,27 +218,52 @@ pub fn deal_from(spec: &DealSpec) -> Result<Deal> {
 /// A step's command, or why its fields do not make one (the step is then rejected).
 pub fn command_from(step: &Step) -> std::result::Result<Command, String> {
     let meld_tiles = |v: &Vec<String>| -> std::result::Result<Vec<MeldTile>, String> {
-        v.iter().map(|t| t.parse::<MeldTile>().map_err(|e| e.to_string())).collect()
+        v.iter()
+            .map(|t| t.parse::<MeldTile>().map_err(|e| e.to_string()))
+            .collect()
     };
     let melds = || -> std::result::Result<Vec<Vec<MeldTile>>, String> {
-        step.melds.as_ref().ok_or("this step needs `melds`")?.iter().map(meld_tiles).collect()
+        step.melds
+            .as_ref()
+            .ok_or("this step needs `melds`")?
+            .iter()
+            .map(meld_tiles)
+            .collect()
     };
-    let tiles = || step.tiles.as_ref().ok_or_else(|| "this step needs `tiles`".to_string());
-    let meld = || step.meld.ok_or_else(|| "this step needs `meld`".to_string());
+    let tiles = || {
+        step.tiles
+            .as_ref()
+            .ok_or_else(|| "this step needs `tiles`".to_string())
+    };
+    let meld = || {
+        step.meld
+            .ok_or_else(|| "this step needs `meld`".to_string())
+    };
     Ok(match step.act.as_str() {
         "draw" => Command::Draw,
         "take_discard" => Command::TakeDiscard,
         "return_discard" => Command::ReturnDiscard,
         "open" => Command::Open { melds: melds()? },
         "lay" => Command::Lay { melds: melds()? },
-        "add" => Command::Add { meld: meld()?, tiles: meld_tiles(tiles()?)? },
+        "add" => Command::Add {
+            meld: meld()?,
+            tiles: meld_tiles(tiles()?)?,
+        },
         "retrieve" => Command::Retrieve {
             meld: meld()?,
-            tiles: tiles()?.iter().map(|t| t.parse::<Tile>().map_err(|e| e.to_string())).collect::<Result<_, _>>()?,
+            tiles: tiles()?
+                .iter()
+                .map(|t| t.parse::<Tile>().map_err(|e| e.to_string()))
+                .collect::<Result<_, _>>()?,
         },
-        "discard" => {
-            Command::Discard { tile: step.tile.as_ref().ok_or("this step needs `tile`")?.parse().map_err(|e: okey_rules::tile::TileParseError| e.to_string())? }
-        }
+        "discard" => Command::Discard {
+            tile: step
+                .tile
+                .as_ref()
+                .ok_or("this step needs `tile`")?
+                .parse()
+                .map_err(|e: okey_rules::tile::TileParseError| e.to_string())?,
+        },
         "call_playable" => Command::CallPlayable,
         "timeout" => Command::Timeout,
         other => return Err(format!("unknown act `{other}`")),
@@ -233,16 +275,25 @@ pub fn penalties_of(events: &[Event]) -> Vec<PenaltyOut> {
     let voided: Vec<u32> = events
         .iter()
         .flat_map(|e| match e {
-            Event::TableRolledBack { voided, .. } | Event::HandCancelled { voided } => voided.clone(),
+            Event::TableRolledBack { voided, .. } | Event::HandCancelled { voided } => {
+                voided.clone()
+            }
             _ => Vec::new(),
         })
         .collect();
     events
         .iter()
         .filter_map(|e| match e {
-            Event::PenaltyCharged { id, seat, points, reason } if !voided.contains(id) => {
-                Some(PenaltyOut { seat: *seat, points: *points, reason: reason.code().to_string() })
-            }
+            Event::PenaltyCharged {
+                id,
+                seat,
+                points,
+                reason,
+            } if !voided.contains(id) => Some(PenaltyOut {
+                seat: *seat,
+                points: *points,
+                reason: reason.code().to_string(),
+            }),
             _ => None,
         })
         .collect()
@@ -266,14 +317,23 @@ pub fn play(s: &Scenario) -> Result<(RunOut, Hand, Vec<Event>)> {
     let mut log = vec![start];
     let mut steps = Vec::with_capacity(s.steps.len());
     for step in &s.steps {
-        let result = command_from(step).and_then(|c| hand.apply(step.seat, &c).map_err(|e| e.to_string()));
+        let result =
+            command_from(step).and_then(|c| hand.apply(step.seat, &c).map_err(|e| e.to_string()));
         steps.push(match result {
             Ok(events) => {
-                let out = StepOut { ok: true, penalties: Some(penalties_of(&events)), error: None };
+                let out = StepOut {
+                    ok: true,
+                    penalties: Some(penalties_of(&events)),
+                    error: None,
+                };
                 log.extend(events);
                 out
             }
-            Err(error) => StepOut { ok: false, penalties: None, error: Some(error) },
+            Err(error) => StepOut {
+                ok: false,
+                penalties: None,
+                error: Some(error),
+            },
         });
     }
     let end = EndOut {
@@ -281,16 +341,29 @@ pub fn play(s: &Scenario) -> Result<(RunOut, Hand, Vec<Event>)> {
         winner: hand.end.and_then(|e| e.winner),
         scores: hand.end.map(|e| e.scores.to_vec()),
     };
-    Ok((RunOut { name: s.name.clone(), steps, end }, hand, log))
+    Ok((
+        RunOut {
+            name: s.name.clone(),
+            steps,
+            end,
+        },
+        hand,
+        log,
+    ))
 }
 
 /// Reads and parses a scenario file; errors name the problem.
 pub fn load(path: &Path) -> Result<Scenario> {
     let text = std::fs::read_to_string(path).with_context(|| "cannot read the file".to_string())?;
-    let scenario: Scenario = serde_json::from_str(&text).context("not a scenario (see conformance/FORMAT.md)")?;
+    let scenario: Scenario =
+        serde_json::from_str(&text).context("not a scenario (see conformance/FORMAT.md)")?;
     let (_, ignored) = rules_from(&scenario.rules)?;
     if !ignored.is_empty() {
-        eprintln!("{}: note: rules option(s) not known here, ignored: {}", path.display(), ignored.join(", "));
+        eprintln!(
+            "{}: note: rules option(s) not known here, ignored: {}",
+            path.display(),
+            ignored.join(", ")
+        );
     }
     deal_from(&scenario.deal)?;
     Ok(scenario)
@@ -306,7 +379,11 @@ pub fn compare(s: &Scenario, out: &RunOut) -> Vec<String> {
         };
         let label = format!("step {} ({} {})", i + 1, step.act, describe(step));
         if got.ok != want_ok {
-            let why = got.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+            let why = got
+                .error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
             diffs.push(format!(
                 "{label}: expected {} but it was {}{why}",
                 if want_ok { "accepted" } else { "rejected" },
@@ -319,7 +396,11 @@ pub fn compare(s: &Scenario, out: &RunOut) -> Vec<String> {
         want.sort();
         have.sort();
         if want != have {
-            diffs.push(format!("{label}: penalties expected {} got {}", pens(&want), pens(&have)));
+            diffs.push(format!(
+                "{label}: penalties expected {} got {}",
+                pens(&want),
+                pens(&have)
+            ));
         }
     }
     if let Some(e) = &s.expect_end {
@@ -331,12 +412,20 @@ pub fn compare(s: &Scenario, out: &RunOut) -> Vec<String> {
         if let Some(w) = &e.winner
             && *w != out.end.winner
         {
-            diffs.push(format!("end: winner expected {} got {}", seat_text(*w), seat_text(out.end.winner)));
+            diffs.push(format!(
+                "end: winner expected {} got {}",
+                seat_text(*w),
+                seat_text(out.end.winner)
+            ));
         }
         if let Some(sc) = &e.scores
             && *sc != out.end.scores
         {
-            diffs.push(format!("end: scores expected {} got {}", scores_text(sc), scores_text(&out.end.scores)));
+            diffs.push(format!(
+                "end: scores expected {} got {}",
+                scores_text(sc),
+                scores_text(&out.end.scores)
+            ));
         }
     }
     diffs
@@ -354,7 +443,12 @@ fn describe(step: &Step) -> String {
         parts.push(t.join(" "));
     }
     if let Some(ms) = &step.melds {
-        parts.push(ms.iter().map(|m| format!("[{}]", m.join(" "))).collect::<Vec<_>>().join(" "));
+        parts.push(
+            ms.iter()
+                .map(|m| format!("[{}]", m.join(" ")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
     }
     parts.join(", ")
 }
@@ -363,11 +457,15 @@ fn pens(p: &[PenaltyOut]) -> String {
     if p.is_empty() {
         return "none".into();
     }
-    p.iter().map(|p| format!("{} to seat {} ({})", p.points, p.seat, p.reason)).collect::<Vec<_>>().join(", ")
+    p.iter()
+        .map(|p| format!("{} to seat {} ({})", p.points, p.seat, p.reason))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn seat_text(s: Option<Seat>) -> String {
-    s.map(|s| format!("seat {s}")).unwrap_or_else(|| "none".into())
+    s.map(|s| format!("seat {s}"))
+        .unwrap_or_else(|| "none".into())
 }
 
 fn scores_text(s: &Option<Vec<i32>>) -> String {
