@@ -10,6 +10,7 @@ pub mod server;
 pub mod settings;
 pub mod status;
 pub mod telemetry;
+pub mod testing;
 
 pub use dependencies::{Dependencies, DependencyError, Needs};
 pub use server::{ServerError, ServiceHost, shutdown_signal};

@@ -58,7 +58,10 @@ pub fn init(service: &str, settings: &TelemetrySettings) -> Result<Telemetry, Te
     .map_err(|e| TelemetryError::Filter(e.to_string()))?;
 
     let fmt = match settings.log_format {
-        LogFormat::Text => tracing_subscriber::fmt::layer().with_target(false).boxed(),
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_target(false)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
+            .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer().json().boxed(),
     };
 

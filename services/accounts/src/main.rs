@@ -1,1 +1,14 @@
-fn main() {}
+//! The `accounts` binary: reads the settings, starts telemetry, builds the application and runs it
+//! until SIGTERM or SIGINT.
+
+use accounts::startup::Application;
+use okey_platform::{ServiceKind, Settings, shutdown_signal, telemetry};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let settings = Settings::load(ServiceKind::Accounts)?;
+    let _telemetry = telemetry::init(ServiceKind::Accounts.name(), &settings.telemetry)?;
+    let application = Application::build(&settings).await?;
+    application.run_until_stopped(shutdown_signal()).await?;
+    Ok(())
+}

@@ -1,1 +1,14 @@
-fn main() {}
+//! The `matchmaking` binary: reads the settings, starts telemetry, builds the application and runs it
+//! until SIGTERM or SIGINT.
+
+use matchmaking::startup::Application;
+use okey_platform::{ServiceKind, Settings, shutdown_signal, telemetry};
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let settings = Settings::load(ServiceKind::Matchmaking)?;
+    let _telemetry = telemetry::init(ServiceKind::Matchmaking.name(), &settings.telemetry)?;
+    let application = Application::build(&settings).await?;
+    application.run_until_stopped(shutdown_signal()).await?;
+    Ok(())
+}

@@ -1,1 +1,14 @@
-fn main() {}
+//! The `table` binary: reads the settings, starts telemetry, builds the application and runs it
+//! until SIGTERM or SIGINT.
+
+use okey_platform::{ServiceKind, Settings, shutdown_signal, telemetry};
+use table::startup::Application;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let settings = Settings::load(ServiceKind::Table)?;
+    let _telemetry = telemetry::init(ServiceKind::Table.name(), &settings.telemetry)?;
+    let application = Application::build(&settings).await?;
+    application.run_until_stopped(shutdown_signal()).await?;
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! The okey accounts: guest and permanent sign-in, sessions, profiles, statistics and the token keys.
+//!
+//! `startup` wires the platform pieces together; `grpc` is the transport and the only module
+//! that knows the generated okey.v1 types.
+
+pub mod grpc;
+pub mod startup;

@@ -1,0 +1,68 @@
+//! Builds the matchmaking service from its settings: connects what it needs, migrates its database,
+//! binds the gRPC host and mounts its API.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use okey_platform::{
+    Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
+};
+use okey_proto::v1::matchmaking_service_server::MatchmakingServiceServer;
+
+use crate::grpc::MatchmakingApi;
+
+/// The service's own schema, `migrations/matchmaking`, applied at every start.
+static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/matchmaking");
+
+/// What the service needs to be ready.
+const NEEDS: Needs = Needs {
+    postgres: Some(&MIGRATOR),
+    nats: true,
+    redis: true,
+};
+
+/// Why the service could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// PostgreSQL, NATS or Redis was not reachable in time, or the migrations failed.
+    #[error(transparent)]
+    Dependencies(#[from] DependencyError),
+    /// The gRPC server could not bind or failed.
+    #[error(transparent)]
+    Server(#[from] ServerError),
+}
+
+/// The matchmaking service, connected and bound, ready to serve.
+pub struct Application {
+    host: ServiceHost,
+    dependencies: Dependencies,
+}
+
+impl Application {
+    /// Binds the port, connects the dependencies (with retry) and runs the migrations.
+    pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
+        let host = ServiceHost::bind(&settings.server).await?;
+        let dependencies = Dependencies::connect(settings, NEEDS).await?;
+        let api = MatchmakingServiceServer::new(MatchmakingApi::new(dependencies.clone()));
+        Ok(Application {
+            host: host.add_api(api),
+            dependencies,
+        })
+    }
+
+    /// The address the gRPC server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.host.local_addr()
+    }
+
+    /// Serves until `shutdown` resolves, then drains within the grace period.
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), StartupError> {
+        Ok(self
+            .host
+            .run_until_stopped(self.dependencies, shutdown)
+            .await?)
+    }
+}
