@@ -2,3 +2,4 @@
 //! same code as the command line.
 
 pub mod conformance;
+pub mod simulate;
