@@ -146,9 +146,9 @@ fn strong_opens_more_often_than_easy() {
             Deal::from_seed(&seed(300 + n), (n % 4) as u8),
             lineup,
         );
-        for s in 0..4 {
-            if hand.opened[s].is_some() {
-                match lineup[s] {
+        for (opened, level) in hand.opened.iter().zip(lineup) {
+            if opened.is_some() {
+                match level {
                     Level::Easy => easy += 1,
                     Level::Strong => strong += 1,
                 }
