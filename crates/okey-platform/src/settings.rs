@@ -249,7 +249,10 @@ impl Settings {
         let file_ref = file
             .as_ref()
             .map(|(path, text)| (path.as_str(), text.as_str()));
-        Settings::from_sources(service, file_ref, std::env::vars())
+        // Variables that are not valid UTF-8 cannot be settings; skip them rather than panic.
+        let env = std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+        Settings::from_sources(service, file_ref, env)
     }
 
     /// Builds settings from the defaults, an optional `(name, TOML text)` file and environment
