@@ -66,145 +66,305 @@ fn tile_for(okey: Okey, face: Face) -> Tile {
     }
 }
 
-struct MeldSearch<'a> {
-    okey: Okey,
-    wraps: bool,
-    supply: Supply,
-    /// Remaining numbers of real tiles, for the bound.
-    remaining: u32,
-    stack: Vec<Vec<MeldTile>>,
-    best: u32,
-    best_melds: Vec<Vec<MeldTile>>,
-    forced: Option<(usize, u8)>,
-    rack_len: usize,
-    used_tiles: usize,
-    nodes: u32,
-    _p: std::marker::PhantomData<&'a ()>,
+/// How the search used the lowest remaining tile of a state.
+#[derive(Clone, Copy, Debug)]
+enum Choice {
+    /// Nothing is left to lay.
+    Done,
+    /// One copy stays in the rack.
+    Skip,
+    /// A run of `len` from rank `lo`, the lowest real tile sitting at rank `at`.
+    Run {
+        color: Color,
+        lo: u8,
+        len: u8,
+        at: u8,
+    },
+    /// A set of the tile's number in the colours of `mask` (bit per colour).
+    Set { number: u8, mask: u8 },
 }
 
-const NODE_LIMIT: u32 = 200_000;
+/// Multiply-shift hashing for the memo's integer keys (the std SipHash is several times slower here).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
 
-impl MeldSearch<'_> {
-    fn leaf(&mut self, value: u32) {
-        if let Some((i, orig)) = self.forced
-            && self.supply.count[i] >= orig
-        {
-            return;
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ *b as u64).wrapping_mul(0x100_0000_01b3);
         }
-        if self.used_tiles >= self.rack_len {
-            return;
-        }
-        if value > self.best {
-            self.best = value;
-            self.best_melds = self.stack.clone();
+    }
+    fn write_u128(&mut self, v: u128) {
+        let folded = (v as u64) ^ ((v >> 64) as u64).rotate_left(29);
+        self.0 = folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (folded >> 31);
+    }
+}
+
+type Memo =
+    std::collections::HashMap<u128, (i32, Choice), std::hash::BuildHasherDefault<KeyHasher>>;
+
+const NO_WAY: i32 = -1;
+
+/// Exact search for the most valuable runs and sets a rack can lay at once: a memoised recursion
+/// over the lowest remaining tile (number-major order), which either stays in the rack or is the
+/// lowest real tile of a run or set. Later positions use real tiles where the rack has them (an
+/// okey can always swap with such a tile, so this loses nothing) and okeys elsewhere. The state
+/// also tracks whether a forced tile (a side discard) is still to be used and whether a tile is kept
+/// back for the closing discard.
+struct MeldSearch {
+    wraps: bool,
+    count: [u8; 52],
+    okeys: u8,
+    forced: Option<usize>,
+    forced_done: bool,
+    kept: bool,
+    key: u128,
+    memo: Memo,
+}
+
+/// Powers of three: a rack's face counts (0-2 each) as one base-3 number, the memo key.
+const POW3: [u128; 52] = {
+    let mut p = [1u128; 52];
+    let mut i = 1;
+    while i < 52 {
+        p[i] = p[i - 1] * 3;
+        i += 1;
+    }
+    p
+};
+
+fn pow3() -> &'static [u128; 52] {
+    &POW3
+}
+
+impl MeldSearch {
+    fn state_key(&self) -> u128 {
+        ((self.key * 3 + self.okeys as u128) << 2)
+            | (self.forced_done as u128) << 1
+            | self.kept as u128
+    }
+
+    fn take(&mut self, j: usize) {
+        self.count[j] -= 1;
+        self.key -= pow3()[j];
+        if Some(j) == self.forced {
+            self.forced_done = true;
         }
     }
 
-    fn dfs(&mut self, from: usize, value: u32) {
-        self.nodes += 1;
-        if self.nodes > NODE_LIMIT {
-            return;
+    fn put(&mut self, j: usize) {
+        self.count[j] += 1;
+        self.key += pow3()[j];
+    }
+
+    /// The faces of a candidate meld: each as (face index, may use a real tile). The first is the
+    /// lowest real tile itself.
+    fn run_faces(
+        &self,
+        color: Color,
+        number: u8,
+        at: u8,
+        lo: u8,
+        len: u8,
+        out: &mut [(usize, bool); 5],
+    ) {
+        out[0] = (fidx(color, number), true);
+        let mut k = 1;
+        for r in lo..lo + len {
+            if r == at {
+                continue;
+            }
+            // Lower ranks (and a wrapped 1) were already decided: okeys only.
+            out[k] = (
+                fidx(color, if r == 14 { 1 } else { r }),
+                r > number && r != 14,
+            );
+            k += 1;
         }
-        let Some(i) = (from..52).find(|&i| self.supply.count[i] > 0) else {
-            self.leaf(value);
-            return;
+    }
+
+    /// Lays `faces` if the okeys suffice, recurses, and restores. Returns the value reached.
+    fn try_meld(&mut self, from: usize, faces: &[(usize, bool)], gain: u32) -> i32 {
+        let need = faces[1..]
+            .iter()
+            .filter(|(j, real)| !(*real && self.count[*j] > 0))
+            .count() as u8;
+        if need > self.okeys {
+            return NO_WAY;
+        }
+        let mut took = [usize::MAX; 5];
+        let mut okeys = 0;
+        let saved_forced = self.forced_done;
+        for (k, (j, may_be_real)) in faces.iter().enumerate() {
+            if k == 0 || (*may_be_real && self.count[*j] > 0) {
+                self.take(*j);
+                took[k] = *j;
+            } else {
+                okeys += 1;
+            }
+        }
+        let mut result = NO_WAY;
+        if okeys <= self.okeys {
+            self.okeys -= okeys;
+            let rest = self.solve(from);
+            if rest != NO_WAY {
+                result = rest + gain as i32;
+            }
+            self.okeys += okeys;
+        }
+        for j in took.into_iter().filter(|j| *j != usize::MAX) {
+            self.put(j);
+        }
+        self.forced_done = saved_forced;
+        result
+    }
+
+    fn solve(&mut self, from: usize) -> i32 {
+        let Some(i) = (from..52).find(|&i| self.count[i] > 0) else {
+            let ok = (self.kept || self.okeys > 0) && (self.forced.is_none() || self.forced_done);
+            return if ok { 0 } else { NO_WAY };
         };
-        if value + self.remaining + self.supply.okeys as u32 * 13 <= self.best {
-            return;
+        let key = self.state_key();
+        if let Some((v, _)) = self.memo.get(&key) {
+            return *v;
         }
         let number = (i / 4) as u8 + 1;
         let color = Color::from_index(i % 4);
-        // Melds whose lowest real tile (in number-major order) is this one.
-        self.try_runs(i, color, number, value);
-        self.try_sets(i, color, number, value);
-        // Or leave one copy out of every meld.
-        self.supply.count[i] -= 1;
-        self.remaining -= number as u32;
-        self.dfs(i, value);
-        self.supply.count[i] += 1;
-        self.remaining += number as u32;
-    }
+        let mut best = NO_WAY;
+        let mut choice = Choice::Done;
 
-    /// Places `faces` (the first is the lowest real tile, always real), using real tiles where the
-    /// later faces are still available and okeys elsewhere, then recurses.
-    fn place(&mut self, i: usize, faces: &[(Face, bool)], value: u32) {
-        let mut tiles = Vec::with_capacity(faces.len());
-        let mut took: Vec<usize> = Vec::with_capacity(faces.len());
-        let mut okeys = 0u8;
-        for (k, (face, may_be_real)) in faces.iter().enumerate() {
-            let j = fidx(face.color, face.number());
-            if k == 0 || (*may_be_real && self.supply.count[j] > 0) {
-                self.supply.count[j] -= 1;
-                self.remaining -= face.number() as u32;
-                took.push(j);
-                tiles.push(MeldTile::plain(tile_for(self.okey, *face)));
-            } else {
-                okeys += 1;
-                tiles.push(MeldTile {
-                    tile: self.okey.tile(),
-                    reading: Some(Face::new(face.color, face.number())),
-                });
+        // Leave one copy in the rack.
+        {
+            let (saved_kept, saved_forced) = (self.kept, self.forced_done);
+            self.count[i] -= 1;
+            self.key -= pow3()[i];
+            self.kept = true;
+            let v = self.solve(i);
+            self.count[i] += 1;
+            self.key += pow3()[i];
+            self.kept = saved_kept;
+            self.forced_done = saved_forced;
+            if v > best {
+                best = v;
+                choice = Choice::Skip;
             }
         }
-        if okeys <= self.supply.okeys {
-            let gain: u32 = faces.iter().map(|(f, _)| f.value()).sum();
-            self.supply.okeys -= okeys;
-            self.used_tiles += faces.len();
-            self.stack.push(tiles);
-            self.dfs(i, value + gain);
-            self.stack.pop();
-            self.used_tiles -= faces.len();
-            self.supply.okeys += okeys;
-        }
-        for j in took {
-            self.supply.count[j] += 1;
-            self.remaining += (j / 4) as u32 + 1;
-        }
-    }
 
-    fn try_runs(&mut self, i: usize, color: Color, number: u8, value: u32) {
         let top = if self.wraps { 14 } else { 13 };
-        let mut ranks = vec![number];
-        if number == 1 && self.wraps {
-            ranks.push(14);
-        }
-        for at in ranks {
+        let mut faces = [(0usize, false); 5];
+        let ats: &[u8] = if number == 1 && self.wraps {
+            &[1, 14]
+        } else {
+            &[number]
+        };
+        for &at in ats {
             for len in 3..=5u8 {
                 for lo in at.saturating_sub(len - 1).max(1)..=at {
-                    let hi = lo + len - 1;
-                    if hi > top {
+                    if lo + len - 1 > top {
                         continue;
                     }
-                    let mut faces = Vec::with_capacity(len as usize);
-                    faces.push((Face::new(color, at), true));
-                    for r in lo..=hi {
-                        if r == at {
-                            continue;
-                        }
-                        // Lower ranks (and a wrapped 1) were already decided: okeys only.
-                        let real = r > number && r != 14;
-                        faces.push((Face::new(color, r), real));
+                    // An okey below the lowest real tile is only worth it where the run cannot
+                    // move up: shifting up one rank uses no more okeys and is worth more.
+                    if lo < at && lo + len - 1 < 13 {
+                        continue;
                     }
-                    self.place(i, &faces, value);
+                    self.run_faces(color, number, at, lo, len, &mut faces);
+                    let gain: u32 = (lo..lo + len)
+                        .map(|r| if r == 14 { 1 } else { r as u32 })
+                        .sum();
+                    let v = self.try_meld(i, &faces[..len as usize], gain);
+                    if v > best {
+                        best = v;
+                        choice = Choice::Run { color, lo, len, at };
+                    }
                 }
             }
         }
-    }
-
-    fn try_sets(&mut self, i: usize, color: Color, number: u8, value: u32) {
-        let others: Vec<Color> = Color::ALL.into_iter().filter(|c| *c != color).collect();
-        for mask in 1u8..8 {
+        for mask in 0u8..16 {
             let n = mask.count_ones();
-            if !(2..=3).contains(&n) {
+            if mask & (1 << color.index()) == 0 || !(3..=4).contains(&n) {
                 continue;
             }
-            let mut faces = vec![(Face::new(color, number), true)];
-            for (k, c) in others.iter().enumerate() {
-                if mask & (1 << k) != 0 {
-                    faces.push((Face::new(*c, number), *c > color));
+            let mut k = 1;
+            faces[0] = (i, true);
+            for c in Color::ALL {
+                if c != color && mask & (1 << c.index()) != 0 {
+                    faces[k] = (fidx(c, number), c > color);
+                    k += 1;
                 }
             }
-            self.place(i, &faces, value);
+            let v = self.try_meld(i, &faces[..k], number as u32 * n);
+            if v > best {
+                best = v;
+                choice = Choice::Set { number, mask };
+            }
+        }
+        self.memo.insert(key, (best, choice));
+        best
+    }
+
+    /// Follows the memo's choices from the start state and writes the melds out.
+    fn melds(&mut self, okey: Okey) -> Vec<Vec<MeldTile>> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        loop {
+            let Some(i) = (from..52).find(|&i| self.count[i] > 0) else {
+                return out;
+            };
+            from = i;
+            let (_, choice) = self.memo[&self.state_key()];
+            let number = (i / 4) as u8 + 1;
+            let mut faces = [(0usize, false); 5];
+            let (n, readings): (usize, Vec<Face>) = match choice {
+                Choice::Done => return out,
+                Choice::Skip => {
+                    self.count[i] -= 1;
+                    self.key -= pow3()[i];
+                    self.kept = true;
+                    continue;
+                }
+                Choice::Run { color, lo, len, at } => {
+                    self.run_faces(color, number, at, lo, len, &mut faces);
+                    let mut r: Vec<Face> = vec![Face::new(color, at)];
+                    r.extend(
+                        (lo..lo + len)
+                            .filter(|x| *x != at)
+                            .map(|x| Face::new(color, x)),
+                    );
+                    (len as usize, r)
+                }
+                Choice::Set { number, mask } => {
+                    let color = Color::from_index(i % 4);
+                    let mut r = vec![Face::new(color, number)];
+                    faces[0] = (i, true);
+                    let mut k = 1;
+                    for c in Color::ALL {
+                        if c != color && mask & (1 << c.index()) != 0 {
+                            faces[k] = (fidx(c, number), c > color);
+                            r.push(Face::new(c, number));
+                            k += 1;
+                        }
+                    }
+                    (k, r)
+                }
+            };
+            let mut meld = Vec::with_capacity(n);
+            for (k, ((j, may_be_real), face)) in faces[..n].iter().zip(&readings).enumerate() {
+                if k == 0 || (*may_be_real && self.count[*j] > 0) {
+                    self.take(*j);
+                    meld.push(MeldTile::plain(tile_for(okey, *face)));
+                } else {
+                    self.okeys -= 1;
+                    meld.push(MeldTile {
+                        tile: okey.tile(),
+                        reading: Some(Face::new(face.color, face.number())),
+                    });
+                }
+            }
+            out.push(meld);
         }
     }
 }
@@ -218,32 +378,29 @@ pub fn best_meld_opening(
     forced: Option<Tile>,
 ) -> Option<BestOpening> {
     let supply = Supply::of(okey, rack);
-    let remaining = (0..52)
-        .map(|i| supply.count[i] as u32 * ((i / 4) as u32 + 1))
-        .sum();
-    let forced = forced.and_then(|t| okey.face_of(t)).map(|f| {
-        let i = fidx(f.color, f.number());
-        (i, supply.count[i])
-    });
+    let key = (0..52).map(|i| supply.count[i] as u128 * pow3()[i]).sum();
+    let forced = forced
+        .and_then(|t| okey.face_of(t))
+        .map(|f| fidx(f.color, f.number()));
     let mut search = MeldSearch {
-        okey,
         wraps,
-        supply,
-        remaining,
-        stack: Vec::new(),
-        best: 0,
-        best_melds: Vec::new(),
+        count: supply.count,
+        okeys: supply.okeys,
         forced,
-        rack_len: rack.len(),
-        used_tiles: 0,
-        nodes: 0,
-        _p: std::marker::PhantomData,
+        forced_done: false,
+        kept: false,
+        key,
+        memo: Memo::with_capacity_and_hasher(1024, Default::default()),
     };
-    search.dfs(0, 0);
-    (search.best > 0).then_some(BestOpening {
+    let best = search.solve(0);
+    if best <= 0 {
+        return None;
+    }
+    let melds = search.melds(okey);
+    Some(BestOpening {
         kind: OpenKind::Melds,
-        melds: search.best_melds,
-        amount: search.best,
+        melds,
+        amount: best as u32,
     })
 }
 
@@ -448,5 +605,80 @@ mod tests {
         let r = rack("K1 K1 B2 B2 Y3 Y3 R4 R4 K13 R10 B7 Y8");
         let best = best_pair_opening(okey, &r, None).unwrap();
         assert_eq!(best.amount, 5);
+    }
+
+    /// Exhaustive reference: every subset of 3-5 tiles the engine reads as a run or set, packed
+    /// disjointly in every way, keeping one tile back.
+    fn reference(okey: Okey, wraps: bool, rack: &[Tile]) -> u32 {
+        let n = rack.len();
+        let mut melds: Vec<(u32, u32)> = Vec::new();
+        for mask in 0u32..(1 << n) {
+            let k = mask.count_ones();
+            if !(3..=5).contains(&k) {
+                continue;
+            }
+            let tiles: Vec<MeldTile> = (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| MeldTile::plain(rack[i]))
+                .collect();
+            if let Ok(m) = crate::meld::read_run_or_set(okey, wraps, &tiles, 0) {
+                melds.push((mask, m.value()));
+            }
+        }
+        fn pack(melds: &[(u32, u32)], used: u32, full: u32) -> u32 {
+            let mut best = 0;
+            for (k, (m, v)) in melds.iter().enumerate() {
+                if used & m == 0 && (used | m) != full {
+                    best = best.max(v + pack(&melds[k + 1..], used | m, full));
+                }
+            }
+            best
+        }
+        pack(&melds, 0, (1u32 << n) - 1)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 1000, .. Default::default() })]
+        #[test]
+        fn the_search_matches_an_exhaustive_reference(seed in proptest::prelude::any::<u64>(), wraps in proptest::prelude::any::<bool>()) {
+            use rand_core::{RngCore, SeedableRng};
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let okey = Okey::from_indicator(Tile::from_index((rng.next_u32() % 52) as usize)).unwrap();
+            // Draw 10 tiles from a few numbers and colours so melds are common.
+            let mut pool: Vec<Tile> = Vec::new();
+            let base = 1 + (rng.next_u32() % 9) as u8;
+            for c in Color::ALL {
+                for n in base..base + 5 {
+                    if Tile::new(c, n) != okey.tile() {
+                        pool.push(Tile::new(c, n));
+                        pool.push(Tile::new(c, n));
+                    }
+                }
+            }
+            pool.push(okey.tile());
+            pool.push(okey.tile());
+            pool.push(Tile::FALSE_JOKER);
+            let mut rack = Vec::new();
+            for _ in 0..10 {
+                let k = (rng.next_u32() as usize) % pool.len();
+                rack.push(pool.swap_remove(k));
+            }
+            let want = reference(okey, wraps, &rack);
+            let got = best_meld_opening(okey, wraps, &Tiles::from_slice(&rack), None);
+            let got_amount = got.as_ref().map(|b| b.amount).unwrap_or(0);
+            proptest::prop_assert_eq!(got_amount, want, "rack {:?}", rack);
+            if let Some(b) = got {
+                let mut sum = 0;
+                let mut left = Tiles::from_slice(&rack);
+                for m in &b.melds {
+                    for t in m {
+                        proptest::prop_assert!(left.remove(t.tile), "meld uses a tile not in the rack");
+                    }
+                    sum += crate::meld::read_run_or_set(okey, wraps, m, 0).unwrap().value();
+                }
+                proptest::prop_assert!(!left.is_empty());
+                proptest::prop_assert_eq!(sum, b.amount);
+            }
+        }
     }
 }

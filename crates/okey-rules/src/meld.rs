@@ -201,26 +201,31 @@ fn fit_ranks(
     wraps: bool,
     taken: &[u8],
 ) -> Option<Vec<u8>> {
-    let mut used: Vec<u8> = taken.to_vec();
-    let mut out = Vec::with_capacity(fixed.len());
-    // Non-ones first, they have one choice; ones then take 1 or 14.
-    let mut order: Vec<usize> = (0..fixed.len()).collect();
-    order.sort_by_key(|&k| fixed[k].1.number() == 1);
-    let mut ranks = vec![0u8; fixed.len()];
-    for k in order {
-        let n = fixed[k].1.number();
-        let mut choices = vec![n];
-        if n == 1 && wraps {
-            choices.push(14);
-        }
-        let r = choices
-            .into_iter()
-            .find(|r| *r >= lo && *r <= hi && !used.contains(r))?;
-        used.push(r);
-        ranks[k] = r;
+    if fixed.len() > 14 {
+        return None;
     }
-    out.extend(ranks);
-    Some(out)
+    let mut used: u32 = taken.iter().fold(0, |m, r| m | 1 << r);
+    let mut ranks = [0u8; 14];
+    // Non-ones first, they have one choice; ones then take 1, or 14 where runs wrap.
+    for pass_ones in [false, true] {
+        for (k, (_, face)) in fixed.iter().enumerate() {
+            let n = face.number();
+            if (n == 1) != pass_ones {
+                continue;
+            }
+            let fits = |r: u8| r >= lo && r <= hi && used & (1 << r) == 0;
+            let r = if fits(n) {
+                n
+            } else if n == 1 && wraps && fits(14) {
+                14
+            } else {
+                return None;
+            };
+            used |= 1 << r;
+            ranks[k] = r;
+        }
+    }
+    Some(ranks[..fixed.len()].to_vec())
 }
 
 fn rank_value(r: u8) -> u32 {
