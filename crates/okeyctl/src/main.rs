@@ -125,10 +125,15 @@ fn simulate(args: &SimulateArgs) -> ExitCode {
     let bar = if args.no_progress || args.hands < 500 {
         indicatif::ProgressBar::hidden()
     } else {
+        let style = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} hands, {per_sec}, {eta} left",
+        )
+        .expect("the template is valid");
         indicatif::ProgressBar::with_draw_target(
             Some(args.hands),
             indicatif::ProgressDrawTarget::stderr(),
         )
+        .with_style(style)
     };
     let report = simulate::run(&sim, &mut |done| {
         if done % 64 == 0 {
