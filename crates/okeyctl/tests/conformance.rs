@@ -1,0 +1,362 @@
+//! Conformance scenarios under `cargo test`: every file of the project's `tests/conformance/` and of
+//! the shared examples (`../shared/conformance/examples/`, next to the repository, skipped when that
+//! directory is absent) is played through the runner and compared with its expectations; and the
+//! built `okeyctl` binary is checked against the output contract of `conformance/FORMAT.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use okeyctl::conformance::{compare, load, play};
+use serde_json::Value;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn project_dir() -> PathBuf {
+    repo_root().join("tests/conformance")
+}
+
+fn shared_dir() -> PathBuf {
+    repo_root().join("../shared/conformance/examples")
+}
+
+/// The `.json` files directly in `dir`, sorted by name.
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Plays every file and returns one line per file that cannot be played or differs.
+fn failures(files: &[PathBuf]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files {
+        let result = load(f).and_then(|s| play(&s).map(|(run, _, _)| (s, run)));
+        match result {
+            Ok((scenario, run)) => {
+                let diffs = compare(&scenario, &run);
+                if !diffs.is_empty() {
+                    out.push(format!(
+                        "{} ({}): {}",
+                        file_name(f),
+                        scenario.name,
+                        diffs.join("; ")
+                    ));
+                }
+            }
+            Err(e) => out.push(format!("{}: cannot be played: {e:#}", file_name(f))),
+        }
+    }
+    out
+}
+
+#[test]
+fn every_project_scenario_passes() {
+    let files = json_files(&project_dir());
+    assert!(
+        files.len() >= 90,
+        "expected at least 90 project scenarios, found {}",
+        files.len()
+    );
+    let failed = failures(&files);
+    assert!(
+        failed.is_empty(),
+        "{} of {} project scenarios differ:\n{}",
+        failed.len(),
+        files.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn every_shared_example_passes() {
+    let dir = shared_dir();
+    if !dir.is_dir() {
+        eprintln!("shared conformance examples not found next to the repository; skipped");
+        return;
+    }
+    let files = json_files(&dir);
+    let failed = failures(&files);
+    assert!(
+        failed.is_empty(),
+        "{} of {} shared examples differ:\n{}",
+        failed.len(),
+        files.len(),
+        failed.join("\n")
+    );
+}
+
+#[test]
+fn project_scenario_files_are_numbered_and_named() {
+    for f in json_files(&project_dir()) {
+        let name = file_name(&f);
+        let (num, rest) = name.split_at(3.min(name.len()));
+        assert!(
+            num.chars().all(|c| c.is_ascii_digit()),
+            "{name}: must start with a 3-digit number"
+        );
+        assert!(
+            rest.starts_with('_') && rest.len() > ".json".len() + 1,
+            "{name}: NNN_short_description.json"
+        );
+    }
+}
+
+fn okeyctl(args: &[&str], files: &[PathBuf]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_okeyctl"))
+        .args(args)
+        .args(files)
+        .output()
+        .expect("the okeyctl binary runs")
+}
+
+fn check_penalty(v: &Value, ctx: &str) {
+    let p = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{ctx}: a penalty is an object"));
+    assert_eq!(p.len(), 3, "{ctx}: a penalty has seat, points, reason: {v}");
+    assert!(
+        p["seat"].as_u64().is_some_and(|s| s < 4),
+        "{ctx}: seat 0-3: {v}"
+    );
+    assert!(p["points"].is_i64(), "{ctx}: points is an integer: {v}");
+    let reason = p["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{ctx}: reason is a string: {v}"));
+    let known = [
+        "wrong_opening",
+        "discard_okey",
+        "discard_playable",
+        "side_discard_opening",
+        "okey_retrieved",
+        "table_rollback",
+    ];
+    assert!(
+        known.contains(&reason),
+        "{ctx}: unknown reason code {reason}"
+    );
+}
+
+/// Checks one output line against the `run` shape of FORMAT.md.
+fn check_run_line(line: &str, steps: usize, ctx: &str) -> Value {
+    let v: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("{ctx}: not one JSON object per line: {e}: {line}"));
+    let o = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{ctx}: a line is a JSON object"));
+    let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["end", "name", "steps"], "{ctx}: top-level keys");
+    assert!(o["name"].is_string(), "{ctx}: name is a string");
+    let out_steps = o["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{ctx}: steps is an array"));
+    assert_eq!(out_steps.len(), steps, "{ctx}: one result per step");
+    for (i, s) in out_steps.iter().enumerate() {
+        let ctx = format!("{ctx} step {}", i + 1);
+        let s = s
+            .as_object()
+            .unwrap_or_else(|| panic!("{ctx}: a step result is an object"));
+        match s["ok"].as_bool() {
+            Some(true) => {
+                assert!(
+                    !s.contains_key("error"),
+                    "{ctx}: an accepted step has no error"
+                );
+                let pens = s["penalties"]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{ctx}: penalties is an array"));
+                pens.iter().for_each(|p| check_penalty(p, &ctx));
+            }
+            Some(false) => {
+                assert!(
+                    s["error"].as_str().is_some_and(|e| !e.is_empty()),
+                    "{ctx}: a rejection has an error text"
+                );
+                assert!(
+                    !s.contains_key("penalties"),
+                    "{ctx}: a rejected step writes no penalties"
+                );
+            }
+            None => panic!("{ctx}: ok is a boolean"),
+        }
+    }
+    let end = o["end"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{ctx}: end is an object"));
+    let mut keys: Vec<&str> = end.keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(keys, ["outcome", "scores", "winner"], "{ctx}: end keys");
+    let outcome = end["outcome"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{ctx}: outcome is a string"));
+    assert!(
+        ["finished", "pile_empty", "cancelled", "in_progress"].contains(&outcome),
+        "{ctx}: outcome {outcome}"
+    );
+    match outcome {
+        "finished" => assert!(
+            end["winner"].as_u64().is_some_and(|w| w < 4),
+            "{ctx}: a finished hand has a winner"
+        ),
+        _ => assert!(end["winner"].is_null(), "{ctx}: no winner unless finished"),
+    }
+    if outcome == "in_progress" {
+        assert!(
+            end["scores"].is_null(),
+            "{ctx}: no scores while the hand runs"
+        );
+    } else {
+        let scores = end["scores"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{ctx}: an ended hand has scores"));
+        assert!(
+            scores.len() == 4 && scores.iter().all(Value::is_i64),
+            "{ctx}: four integer scores"
+        );
+    }
+    v
+}
+
+#[test]
+fn run_prints_one_object_per_file_in_the_format_shape() {
+    let all = json_files(&project_dir());
+    let pick = |prefix: &str| {
+        all.iter()
+            .find(|f| file_name(f).starts_with(prefix))
+            .expect("scenario exists")
+            .clone()
+    };
+    // in progress with rejections, cancelled, finished, pile empty, penalties of several kinds
+    let files: Vec<PathBuf> = ["003_", "047_", "094_", "093_", "107_"]
+        .iter()
+        .map(|p| pick(p))
+        .collect();
+    let out = okeyctl(&["conformance", "run"], &files);
+    assert!(
+        out.status.success(),
+        "run exits 0: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), files.len(), "one line per file:\n{stdout}");
+    for (line, f) in lines.iter().zip(&files) {
+        let scenario = load(f).expect("scenario loads");
+        let v = check_run_line(line, scenario.steps.len(), &file_name(f));
+        assert_eq!(
+            v["name"],
+            Value::String(scenario.name.clone()),
+            "{}: the scenario's name",
+            file_name(f)
+        );
+    }
+    let cancelled: Value = serde_json::from_str(lines[1]).expect("json");
+    assert_eq!(cancelled["end"]["outcome"], "cancelled");
+    let finished: Value = serde_json::from_str(lines[2]).expect("json");
+    assert_eq!(finished["end"]["winner"], 0);
+}
+
+/// A scratch directory for files this test writes, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir =
+            std::env::temp_dir().join(format!("okeyctl-conformance-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).expect("write scratch file");
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn run_rejects_an_unparseable_file_with_exit_2_naming_it() {
+    let scratch = Scratch::new("bad");
+    let broken = scratch.file(
+        "broken_scenario.json",
+        "{ \"name\": \"half a scenario\", \"deal\": ",
+    );
+    let short_rack = {
+        let good =
+            std::fs::read_to_string(project_dir().join(file_name(&json_files(&project_dir())[0])))
+                .expect("read a project scenario");
+        let mut v: Value = serde_json::from_str(&good).expect("json");
+        v["deal"]["racks"][1].as_array_mut().expect("rack").pop();
+        scratch.file("short_rack.json", &v.to_string())
+    };
+    for bad in [&broken, &short_rack] {
+        let out = okeyctl(&["conformance", "run"], std::slice::from_ref(bad));
+        assert_eq!(out.status.code(), Some(2), "{}: exit 2", file_name(bad));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&file_name(bad)),
+            "{}: the message names the file: {stderr}",
+            file_name(bad)
+        );
+    }
+    // A good file next to a bad one is still played; the exit code reports the bad one.
+    let good = json_files(&project_dir())[0].clone();
+    let out = okeyctl(&["conformance", "run"], &[good, broken.clone()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        1,
+        "the good file's line is printed"
+    );
+}
+
+#[test]
+fn check_reports_differences_and_exits_1() {
+    let scratch = Scratch::new("check");
+    let good = json_files(&project_dir())
+        .into_iter()
+        .find(|f| file_name(f).starts_with("067_"))
+        .expect("067");
+    let out = okeyctl(&["conformance", "check"], std::slice::from_ref(&good));
+    assert!(out.status.success(), "a passing file exits 0");
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .trim_end()
+            .ends_with("1 passed, 0 failed")
+    );
+
+    // Expect no penalty where the engine writes one: check must name the step and fail.
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).expect("read")).expect("json");
+    v["steps"][1]["expect"]["penalties"] = Value::Array(Vec::new());
+    let wrong = scratch.file("wrong_expectation.json", &v.to_string());
+    let out = okeyctl(&["conformance", "check"], &[good, wrong]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("wrong_expectation.json") && stdout.contains("step 2"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.trim_end().ends_with("1 passed, 1 failed"),
+        "{stdout}"
+    );
+}
