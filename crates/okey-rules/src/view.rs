@@ -38,6 +38,10 @@ pub struct SeatView {
     pub taken: TakenView,
     pub must_draw: bool,
     pub wrong_opening: bool,
+    /// The latest discard may still be called playable by the seat on turn (`called` mode).
+    pub call_pending: bool,
+    /// Tiles a pair opener on turn has added this turn (for a per-turn add limit).
+    pub adds_this_turn: u8,
     pub end: Option<HandEnd>,
     pub version: u64,
 }
@@ -80,6 +84,8 @@ impl SeatView {
             },
             must_draw: hand.turn.must_draw,
             wrong_opening: hand.turn.wrong_opening,
+            call_pending: hand.pending_call.is_some() && hand.end.is_none(),
+            adds_this_turn: hand.turn.adds,
             end: hand.end,
             version: hand.version,
         }
