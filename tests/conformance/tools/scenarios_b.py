@@ -1278,3 +1278,67 @@ scenario(
     ],
     end=in_progress(),
 )
+
+scenario(
+    "128_pairs_take_discard_off_does_not_stop_an_unopened_player",
+    "pairs_take_discard off binds pair openers only: an unopened player may take K7 into a pair opening",
+    rules={"pairs_take_discard": False},
+    racks=["K7", "K7 Y2 Y2 B3 B3 K4 K4 B5 B5 R1", "", ""],
+    steps=[
+        discard(0, "K7"), take(1),
+        open_(1, "K7 K7 | Y2 Y2 | B3 B3 | K4 K4 | B5 B5", pen=[P(0, 140, SDO)]),
+        discard(1, "R1"),
+    ],
+    end=in_progress(),
+)
+
+scenario(
+    "129_timeout_with_only_an_okey_left_discards_it",
+    "a timeout with nothing but an okey in the rack discards the okey: a direct okey finish, m = 4",
+    racks=[f"{EX05_RACK} R10", "", "", ""],
+    steps=[open_(0, EX05_OPEN), timeout(0)],
+    end=finished(0, [-404, 808, 808, 808]),
+)
+
+scenario(
+    "130_two_okeys_of_a_run_retrieved_in_one_action",
+    "K9 okey okey K12: K11 with a wrong tile is rejected; K11 and K10 take both okeys back, 101 per okey",
+    racks=[f"K9 R10 R10 K12 {Y9_13} {B9_13} R1", f"{Y9_13} {B10_13} K10 K11 K9 R11 R12 R13 R2", "", ""],
+    steps=[
+        open_(0, f"K9 R10 R10 K12 | {Y9_13} | {B9_13}"), discard(0, "R1"),
+        draw(1),
+        open_(1, f"{Y9_13} | {B10_13} | R11 R12 R13"),
+        retrieve(1, 0, "K11 K9", ok=False),
+        retrieve(1, 0, "K11 K10", pen=[P(0, 101, OR), P(0, 101, OR)]),
+        discard(1, "R2"),
+    ],
+    end=in_progress(),
+)
+
+scenario(
+    "131_okey_in_the_middle_of_a_run",
+    "K5 okey K7: the okey is K6; the run grows at both ends in one action and K6 retrieves the okey",
+    racks=[f"K5 R10 K7 {Y9_13} {B9_13} K6 K4 K8 B2", "", "", ""],
+    steps=[
+        open_(0, f"K5 R10 K7 | {Y9_13} | {B9_13}"),
+        add(0, 0, "K6", ok=False),
+        add(0, 0, "K4 K8"),
+        retrieve(0, 0, "K6"),
+        discard(0, "B2"),
+    ],
+    end=in_progress(),
+)
+
+# Seat 0 keeps R1 R2 R3 Y1 Y2 Y3 B1 B2 K1 K2 K3 = 6 + 6 + 3 + 6 = 21.
+scenario(
+    "132_the_last_discard_before_the_pile_empties_is_still_charged",
+    "the discard that leaves the pile empty ends the hand, and a playable one still costs 101",
+    racks=[f"{K9_13} {Y9_13} B3 R1 R2 R3 Y1 Y2 Y3 B1 B2 K1 K2 K3", "K8", "", ""],
+    pile_len=1,
+    steps=[
+        open_(0, f"{K9_13} | {Y9_13}"), discard(0, "B3"),
+        draw(1), discard(1, "K8", pen=[P(1, 101, DP)]),
+        draw(2, ok=False),
+    ],
+    end=pile_empty([21, 202, 202, 202]),
+)
