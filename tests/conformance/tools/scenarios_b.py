@@ -1342,3 +1342,43 @@ scenario(
     ],
     end=pile_empty([21, 202, 202, 202]),
 )
+
+scenario(
+    "133_auto_mode_has_nothing_to_call",
+    "with playable discards charged automatically, call_playable is rejected and the turn goes on",
+    racks=["B2", "Y3", "", ""],
+    steps=[discard(0, "B2"), call(1, ok=False), draw(1), discard(1, "Y3")],
+    end=in_progress(),
+)
+
+# Seat 0's set K5 Y5 okey okey stands for the two missing colours (R5 and B5); 20 + 55 + 55 = 130.
+scenario(
+    "134_four_tile_set_with_two_okeys_gives_back_one",
+    "a 4-tile set with two okeys: supplying one missing colour frees one okey (101 to its placer), the other stays",
+    racks=[f"K5 Y5 R10 R10 {Y9_13} {B9_13} B2", f"{Y9_13} {B10_13} R11 R12 R13 B5 R5 Y2", "", ""],
+    steps=[
+        open_(0, f"K5 Y5 R10 R10 | {Y9_13} | {B9_13}"), discard(0, "B2"),
+        draw(1),
+        open_(1, f"{Y9_13} | {B10_13} | R11 R12 R13"),
+        retrieve(1, 0, "B5", pen=[P(0, 101, OR)]),
+        retrieve(1, 0, "B5", ok=False),
+        retrieve(1, 0, "R5", pen=[P(0, 101, OR)]),
+        discard(1, "Y2"),
+    ],
+    end=in_progress(),
+)
+
+# K12 with two okeys is worth 36 either as 11-12-13 or as three 12s: the engine reads a run, so
+# it grows with K10 and takes no other colour. 36 + 55 + 55 = 146.
+scenario(
+    "135_a_tile_with_two_okeys_worth_the_same_either_way_is_a_run",
+    "K12 okey okey reads as the run K11-K12-K13 (36, equal to a set of 12s): K10 extends it, Y12 does not fit",
+    racks=[f"K12 R10 R10 {Y9_13} {B9_13} K10 Y12 B2", "", "", ""],
+    steps=[
+        open_(0, f"K12 R10 R10 | {Y9_13} | {B9_13}"),
+        add(0, 0, "Y12", ok=False),
+        add(0, 0, "K10"),
+        discard(0, "B2"),
+    ],
+    end=in_progress(),
+)
