@@ -13,6 +13,8 @@ const PROTOS: &[&str] = &[
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // The contracts live outside this package: without this, editing them rebuilds nothing.
+    println!("cargo:rerun-if-changed=../../proto");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     let well_known = protoc_bin_vendored::include_path()?;
 

@@ -1,120 +1,989 @@
 //! The `okey.v1.TableService` API over gRPC: the only module of this service that knows the
-//! generated (prost) types; it converts them to domain types and maps domain errors to
-//! `tonic::Status` in one place.
-//!
-//! Every RPC answers UNIMPLEMENTED (`not_implemented_yet`) for now: the contract is in place, the
-//! behaviour arrives with issue 5 (the event-sourced table service).
+//! generated (prost) types. It reads the caller the platform's authentication layer verified,
+//! converts requests to domain commands and answers back by hand, and maps domain errors to `tonic::Status` in one place
+//! ([`status_of`]).
 
-use okey_platform::Dependencies;
-use okey_platform::status::not_implemented_yet;
+use std::collections::BTreeMap;
+use std::pin::Pin;
+
+use okey_platform::auth::Caller;
+use okey_platform::status;
+use okey_platform::telemetry::{context_as_map, current_context};
+use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_server::TableService;
-use okey_proto::v1::{
-    CreateTableRequest, CreateTableResponse, GetSeatViewRequest, GetSeatViewResponse,
-    GetTableRequest, GetTableResponse, JoinSeatRequest, JoinSeatResponse, LeaveSeatRequest,
-    LeaveSeatResponse, ListLegalActionsRequest, ListLegalActionsResponse, SubmitCommandRequest,
-    SubmitCommandResponse, WatchTableRequest, WatchTableResponse,
+use okey_rules::hand::ErrorClass;
+use okey_rules::meld::Form;
+use okey_rules::view::TakenView;
+use okey_rules::{
+    Command, Event, MatchLength, MeldTile, OpenKind, Outcome as HandOutcome, PlayableDiscard,
+    Preset, RuleSet, Seat, SeatView, TableMeld, Threshold, Tile,
 };
-use tonic::{Request, Response, Status};
+use prost::Message;
+use sqlx::types::Uuid;
+use sqlx::types::chrono::{DateTime, Utc};
+use tonic::codegen::tokio_stream::Stream;
+use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
+use tonic::{Code, Request, Response, Status};
 
-/// Where the RPCs of this API are going to come from.
-const ARRIVES_WITH: &str = "issue 5 (the event-sourced table service)";
+use crate::domain::{Shown, TableCommand, TableError, TableEvent};
+use crate::service::{Outcome, PhaseName, ServiceError, Summary, Tables, Update};
+
+/// Largest command request accepted (bytes, encoded). A real command is far smaller.
+pub const MAX_COMMAND_BYTES: usize = 4 * 1024;
+/// Largest message the server decodes at all.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Longest client request id.
+const MAX_REQUEST_ID: usize = 64;
 
 /// The TableService implementation.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TableApi {
-    /// Postgres (the event store), NATS (the published events) and Redis (turn deadlines, presence).
-    #[allow(dead_code)] // Used once the RPCs are served.
-    dependencies: Dependencies,
+    tables: Tables,
 }
 
 impl TableApi {
-    /// An API over the service's connections.
-    pub fn new(dependencies: Dependencies) -> Self {
-        TableApi { dependencies }
+    pub fn new(tables: Tables) -> Self {
+        TableApi { tables }
     }
 }
+
+/// The player calling, as the platform's authentication layer verified it (`players/{id}`).
+fn caller<T>(request: &Request<T>) -> Result<String, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .map(|c| format!("players/{}", c.player_id))
+        .ok_or_else(|| {
+            status::with_reason(Code::Unauthenticated, "token_invalid", "no verified caller")
+        })
+}
+
+fn trace() -> BTreeMap<String, String> {
+    context_as_map(&current_context()).into_iter().collect()
+}
+
+/// The one mapping from domain errors to statuses.
+fn status_of(error: ServiceError) -> Status {
+    match error {
+        ServiceError::Table(TableError::Rule(rule)) => {
+            let reason = rule.code();
+            match rule.class() {
+                ErrorClass::InvalidArgument => {
+                    status::invalid_argument(reason, "command", rule.to_string())
+                }
+                ErrorClass::FailedPrecondition => {
+                    status::rule_violation(reason, reason, rule.to_string())
+                }
+            }
+        }
+        ServiceError::Table(e @ TableError::NotSeated) => {
+            status::with_reason(Code::PermissionDenied, e.code(), e.to_string())
+        }
+        ServiceError::Table(e) => status::rule_violation(e.code(), e.code(), e.to_string()),
+        ServiceError::NotFound => {
+            status::with_reason(Code::NotFound, "table_not_found", "no such table")
+        }
+        ServiceError::InvalidRules(message) => {
+            status::invalid_argument("invalid_rules", "rules", message)
+        }
+        e @ ServiceError::VersionConflict { .. } => {
+            status::with_reason(Code::Aborted, "version_conflict", e.to_string())
+        }
+        e @ ServiceError::Busy => {
+            status::with_reason(Code::Aborted, "version_conflict", e.to_string())
+        }
+        ServiceError::Store(e) => {
+            tracing::error!(error = %e, "event store failed");
+            status::with_reason(
+                Code::Unavailable,
+                "dependency_unavailable",
+                "the event store is not available; retry with the same request_id",
+            )
+        }
+    }
+}
+
+fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
+    name.strip_prefix("tables/")
+        .and_then(|id| Uuid::parse_str(id).ok())
+        .ok_or_else(|| {
+            status::invalid_argument(
+                "invalid_table",
+                field,
+                format!("`{name}` is not a table name (tables/{{uuid}})"),
+            )
+        })
+}
+
+fn request_id(id: &str) -> Result<&str, Status> {
+    if id.is_empty() || id.len() > MAX_REQUEST_ID {
+        return Err(status::invalid_argument(
+            "invalid_request_id",
+            "request_id",
+            "request_id must be 1 to 64 characters",
+        ));
+    }
+    Ok(id)
+}
+
+fn not_too_large(request: &impl Message) -> Result<(), Status> {
+    if request.encoded_len() > MAX_COMMAND_BYTES {
+        return Err(status::invalid_argument(
+            "request_too_large",
+            "command",
+            format!("requests are limited to {MAX_COMMAND_BYTES} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+fn seat_arg(seat: i32, field: &str) -> Result<Seat, Status> {
+    if (0..4).contains(&seat) {
+        Ok(seat as Seat)
+    } else {
+        Err(status::invalid_argument(
+            "invalid_seat",
+            field,
+            format!("seat {seat} is not 0-3"),
+        ))
+    }
+}
+
+fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
+    text.parse().map_err(|_| {
+        status::invalid_argument("invalid_tile", field, format!("`{text}` is not a tile"))
+    })
+}
+
+fn meld_tile_arg(text: &str, field: &str) -> Result<MeldTile, Status> {
+    text.parse().map_err(|_| {
+        status::invalid_argument("invalid_tile", field, format!("`{text}` is not a tile"))
+    })
+}
+
+fn melds_arg(melds: &[pb::MeldTiles], field: &str) -> Result<Vec<Vec<MeldTile>>, Status> {
+    melds
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            m.tiles
+                .iter()
+                .enumerate()
+                .map(|(j, t)| meld_tile_arg(t, &format!("{field}.melds[{i}].tiles[{j}]")))
+                .collect()
+        })
+        .collect()
+}
+
+fn meld_number(n: i32, field: &str) -> Result<usize, Status> {
+    usize::try_from(n).map_err(|_| {
+        status::invalid_argument("invalid_meld", field, format!("meld {n} does not exist"))
+    })
+}
+
+/// A wire command as a domain command.
+pub fn command_from_proto(command: Option<&pb::Command>) -> Result<Command, Status> {
+    use pb::command::Command as C;
+    let missing = || status::invalid_argument("missing_field", "command", "name one command");
+    Ok(
+        match command
+            .and_then(|c| c.command.as_ref())
+            .ok_or_else(missing)?
+        {
+            C::Draw(_) => Command::Draw,
+            C::TakeSideDiscard(_) => Command::TakeDiscard,
+            C::ReturnSideDiscard(_) => Command::ReturnDiscard,
+            C::Open(o) => Command::Open {
+                melds: melds_arg(&o.melds, "command.open")?,
+            },
+            C::Lay(l) => Command::Lay {
+                melds: melds_arg(&l.melds, "command.lay")?,
+            },
+            C::Add(a) => Command::Add {
+                meld: meld_number(a.meld, "command.add.meld")?,
+                tiles: a
+                    .tiles
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| meld_tile_arg(t, &format!("command.add.tiles[{j}]")))
+                    .collect::<Result<_, _>>()?,
+            },
+            C::RetrieveOkey(r) => Command::Retrieve {
+                meld: meld_number(r.meld, "command.retrieve_okey.meld")?,
+                tiles: r
+                    .tiles
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| tile_arg(t, &format!("command.retrieve_okey.tiles[{j}]")))
+                    .collect::<Result<_, _>>()?,
+            },
+            C::Discard(d) => Command::Discard {
+                tile: tile_arg(&d.tile, "command.discard.tile")?,
+            },
+            C::CallPlayable(_) => Command::CallPlayable,
+        },
+    )
+}
+
+fn meld_tiles(melds: &[Vec<MeldTile>]) -> Vec<pb::MeldTiles> {
+    melds
+        .iter()
+        .map(|m| pb::MeldTiles {
+            tiles: m.iter().map(ToString::to_string).collect(),
+        })
+        .collect()
+}
+
+/// A domain command as a wire command (`None` for the server-only timeout).
+pub fn command_to_proto(command: &Command) -> Option<pb::Command> {
+    use pb::command::Command as C;
+    let c = match command {
+        Command::Draw => C::Draw(pb::DrawCommand {}),
+        Command::TakeDiscard => C::TakeSideDiscard(pb::TakeSideDiscardCommand {}),
+        Command::ReturnDiscard => C::ReturnSideDiscard(pb::ReturnSideDiscardCommand {}),
+        Command::Open { melds } => C::Open(pb::OpenCommand {
+            melds: meld_tiles(melds),
+        }),
+        Command::Lay { melds } => C::Lay(pb::LayCommand {
+            melds: meld_tiles(melds),
+        }),
+        Command::Add { meld, tiles } => C::Add(pb::AddCommand {
+            meld: *meld as i32,
+            tiles: tiles.iter().map(ToString::to_string).collect(),
+        }),
+        Command::Retrieve { meld, tiles } => C::RetrieveOkey(pb::RetrieveOkeyCommand {
+            meld: *meld as i32,
+            tiles: tiles.iter().map(ToString::to_string).collect(),
+        }),
+        Command::Discard { tile } => C::Discard(pb::DiscardCommand {
+            tile: tile.to_string(),
+        }),
+        Command::CallPlayable => C::CallPlayable(pb::CallPlayableCommand {}),
+        Command::Timeout => return None,
+    };
+    Some(pb::Command { command: Some(c) })
+}
+
+/// A wire rule set as the engine's, starting from its preset.
+fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
+    let default = pb::RuleSet::default();
+    let r = rules.unwrap_or(&default);
+    let preset = if r.preset.is_empty() {
+        Preset::Classic
+    } else {
+        Preset::parse(&r.preset).ok_or_else(|| {
+            status::invalid_argument(
+                "invalid_rules",
+                "rules.preset",
+                format!("unknown preset `{}`", r.preset),
+            )
+        })?
+    };
+    let mut out = preset.rules();
+    match pb::ThresholdMode::try_from(r.threshold) {
+        Ok(pb::ThresholdMode::Standard) => out.threshold = Threshold::Standard,
+        Ok(pb::ThresholdMode::Raising) => out.threshold = Threshold::Raising,
+        _ => {}
+    }
+    match pb::PlayableDiscardMode::try_from(r.playable_discard) {
+        Ok(pb::PlayableDiscardMode::Auto) => out.playable_discard = PlayableDiscard::Auto,
+        Ok(pb::PlayableDiscardMode::Called) => out.playable_discard = PlayableDiscard::Called,
+        _ => {}
+    }
+    if let Some(v) = r.partners {
+        out.partners = v;
+    }
+    if let Some(v) = r.run_wraps_after_thirteen {
+        out.run_wraps_12_13_1 = v;
+    }
+    if let Some(v) = r.in_play_penalties {
+        out.in_play_penalties = v;
+    }
+    if let Some(v) = r.act_after_opening_same_turn {
+        out.act_after_opening_same_turn = v;
+    }
+    if let Some(v) = r.pairs_take_discard {
+        out.pairs_take_discard = v;
+    }
+    match r.match_length.as_ref().and_then(|m| m.length) {
+        Some(pb::match_length::Length::Hands(n)) => {
+            out.match_length = MatchLength::Hands(u32::try_from(n).unwrap_or(0));
+        }
+        Some(pb::match_length::Length::PenaltyLimit(n)) => {
+            out.match_length = MatchLength::PenaltyLimit(n as i64);
+        }
+        None => {}
+    }
+    if r.turn_seconds < 0 {
+        return Err(status::invalid_argument(
+            "invalid_rules",
+            "rules.turn_seconds",
+            "turn_seconds cannot be negative",
+        ));
+    }
+    if r.turn_seconds > 0 {
+        out.turn_seconds = r.turn_seconds as u32;
+        out.turn_seconds_max = out.turn_seconds_max.max(out.turn_seconds);
+    }
+    Ok(out)
+}
+
+fn rules_to_proto(r: &RuleSet) -> pb::RuleSet {
+    pb::RuleSet {
+        preset: r.preset.name().to_owned(),
+        threshold: match r.threshold {
+            Threshold::Standard => pb::ThresholdMode::Standard,
+            Threshold::Raising => pb::ThresholdMode::Raising,
+        } as i32,
+        partners: Some(r.partners),
+        run_wraps_after_thirteen: Some(r.run_wraps_12_13_1),
+        in_play_penalties: Some(r.in_play_penalties),
+        playable_discard: match r.playable_discard {
+            PlayableDiscard::Auto => pb::PlayableDiscardMode::Auto,
+            PlayableDiscard::Called => pb::PlayableDiscardMode::Called,
+        } as i32,
+        act_after_opening_same_turn: Some(r.act_after_opening_same_turn),
+        pairs_take_discard: Some(r.pairs_take_discard),
+        match_length: Some(pb::MatchLength {
+            length: Some(match r.match_length {
+                MatchLength::Hands(n) => pb::match_length::Length::Hands(n as i32),
+                MatchLength::PenaltyLimit(n) => pb::match_length::Length::PenaltyLimit(n as i32),
+            }),
+        }),
+        turn_seconds: r.turn_seconds as i32,
+    }
+}
+
+fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.timestamp(),
+        nanos: t.timestamp_subsec_nanos() as i32,
+    }
+}
+
+fn opening_kind(kind: Option<OpenKind>) -> i32 {
+    let kind = match kind {
+        None => pb::OpeningKind::Unspecified,
+        Some(OpenKind::Melds) => pb::OpeningKind::Melds,
+        Some(OpenKind::Pairs) => pb::OpeningKind::Pairs,
+    };
+    kind as i32
+}
+
+fn table_to_proto(s: &Summary) -> pb::Table {
+    pb::Table {
+        name: format!("tables/{}", s.table_id),
+        rules: Some(rules_to_proto(&s.rules)),
+        seats: (0..4)
+            .map(|i| pb::SeatSummary {
+                seat: i as i32,
+                player: s.seats[i].as_ref().map(|p| pb::PlayerSummary {
+                    player: p.clone(),
+                    display_name: p.trim_start_matches("players/").to_owned(),
+                    avatar_ref: String::new(),
+                    bot: false,
+                }),
+                presence: pb::Presence::Unspecified as i32,
+                rack_count: s.rack_counts[i] as i32,
+                opened: opening_kind(s.opened[i]),
+                total: s.totals[i] as i32,
+                bot_substitute: false,
+            })
+            .collect(),
+        state: match s.phase {
+            PhaseName::Waiting => pb::TableState::Waiting,
+            PhaseName::Playing => pb::TableState::Playing,
+            PhaseName::Finished => pb::TableState::Finished,
+        } as i32,
+        hand_number: s.hand_number as i32,
+        version: s.version as i64,
+        r#match: String::new(),
+        create_time: s
+            .created_at
+            .and_then(DateTime::from_timestamp_millis)
+            .map(timestamp),
+    }
+}
+
+fn meld_text(m: &TableMeld) -> Vec<String> {
+    m.tiles
+        .iter()
+        .map(|p| {
+            if p.tile.printed() == Some(p.reads) {
+                p.tile.to_string()
+            } else {
+                format!("{}={}", p.tile, p.reads)
+            }
+        })
+        .collect()
+}
+
+fn meld_to_proto(number: usize, m: &TableMeld) -> pb::Meld {
+    pb::Meld {
+        number: number as i32,
+        kind: match m.form {
+            Form::Run { .. } => pb::MeldKind::Run,
+            Form::Set { .. } => pb::MeldKind::Set,
+            Form::Pair { .. } => pb::MeldKind::Pair,
+        } as i32,
+        tiles: meld_text(m),
+        owner_seat: m.owner as i32,
+        value: m.value() as i32,
+    }
+}
+
+fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
+    let s = &outcome.summary;
+    let mut out = pb::SeatView {
+        table: format!("tables/{}", s.table_id),
+        seat: outcome.seat.map_or(-1, i32::from),
+        version: s.version as i64,
+        summary: Some(table_to_proto(s)),
+        hand_number: s.hand_number as i32,
+        ..Default::default()
+    };
+    let Some(v) = &outcome.view else {
+        return out;
+    };
+    let seat = v.seat as usize;
+    out.phase = phase_of(v) as i32;
+    out.turn_seat = v.turn_seat as i32;
+    out.rack = v.rack.iter().map(ToString::to_string).collect();
+    out.indicator = v.indicator.to_string();
+    out.okey = v.okey.tile().to_string();
+    out.melds = v
+        .table
+        .iter()
+        .enumerate()
+        .map(|(i, m)| meld_to_proto(i, m))
+        .collect();
+    out.discards = v
+        .discards
+        .iter()
+        .enumerate()
+        .map(|(i, d)| pb::DiscardPile {
+            seat: i as i32,
+            tiles: d.iter().map(ToString::to_string).collect(),
+        })
+        .collect();
+    out.pile_count = v.pile_count as i32;
+    out.meld_threshold = v.meld_threshold[seat] as i32;
+    out.pair_threshold = v.pair_threshold[seat] as i32;
+    if let TakenView::SideDiscard { tile, used: false } = v.taken
+        && v.turn_seat == v.seat
+    {
+        out.held_side_discard = tile.to_string();
+    }
+    out.side_discard = v.side_discard.map(|t| t.to_string()).unwrap_or_default();
+    out.engine_view = serde_json::to_string(v).expect("views serialize");
+    out
+}
+
+fn phase_of(v: &SeatView) -> pb::HandPhase {
+    if v.end.is_some() {
+        pb::HandPhase::Ended
+    } else if v.wrong_opening {
+        pb::HandPhase::DiscardOnly
+    } else if matches!(v.taken, TakenView::Nothing) {
+        pb::HandPhase::Take
+    } else {
+        pb::HandPhase::Act
+    }
+}
+
+fn texts(tiles: &[Tile]) -> Vec<String> {
+    tiles.iter().map(ToString::to_string).collect()
+}
+
+fn penalty_to_proto(seat: Seat, points: i32, reason: okey_rules::PenaltyReason) -> pb::Penalty {
+    pb::Penalty {
+        seat: seat as i32,
+        points,
+        reason: reason.code().to_owned(),
+    }
+}
+
+/// An event as the viewer sees it, on the wire.
+pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
+    use pb::table_event::Event as E;
+    let e = match shown {
+        Shown::Dealt {
+            hand_number,
+            first,
+            indicator,
+            seed_sha256,
+            rack,
+        } => E::HandStarted(pb::HandStarted {
+            hand_number: *hand_number as i32,
+            indicator: indicator.to_string(),
+            okey: okey_rules::Okey::from_indicator(*indicator)
+                .map(|o| o.tile().to_string())
+                .unwrap_or_default(),
+            first_seat: *first as i32,
+            rack: texts(rack),
+            seed_sha256: seed_sha256.clone(),
+        }),
+        Shown::Drawn { seat, tile, .. } => E::TileDrawn(pb::TileDrawn {
+            seat: *seat as i32,
+            tile: tile.map(|t| t.to_string()).unwrap_or_default(),
+        }),
+        Shown::Public { event } => match event {
+            TableEvent::TableCreated { rules, .. } => E::TableCreated(pb::TableCreated {
+                rules: Some(rules_to_proto(rules)),
+            }),
+            TableEvent::SeatTaken { seat, player } => E::SeatTaken(pb::SeatTaken {
+                seat: *seat as i32,
+                player: Some(pb::PlayerSummary {
+                    player: player.clone(),
+                    display_name: player.trim_start_matches("players/").to_owned(),
+                    avatar_ref: String::new(),
+                    bot: false,
+                }),
+            }),
+            TableEvent::SeatLeft { seat, .. } => E::SeatLeft(pb::SeatLeft {
+                seat: *seat as i32,
+                bot_substitute: false,
+            }),
+            TableEvent::HandDealt { .. } => unreachable!("deals are shown as Dealt"),
+            TableEvent::Played {
+                event, first_meld, ..
+            } => played_to_proto(event, first_meld.unwrap_or(0)),
+            TableEvent::HandEnded {
+                hand_number,
+                end,
+                result,
+                totals,
+                seed,
+                racks,
+            } => E::HandEnded(pb::HandEnded {
+                hand_number: *hand_number as i32,
+                outcome: match end.outcome {
+                    HandOutcome::Finished => pb::HandOutcome::Finished,
+                    HandOutcome::PileEmpty => pb::HandOutcome::PileEmpty,
+                    HandOutcome::Cancelled => pb::HandOutcome::Cancelled,
+                } as i32,
+                winner: end.winner.map(i32::from),
+                scores: end.scores.to_vec(),
+                totals: totals.iter().map(|t| *t as i32).collect(),
+                seed: seed.clone(),
+                final_racks: racks
+                    .iter()
+                    .map(|r| pb::MeldTiles { tiles: texts(r) })
+                    .collect(),
+                penalties: result.penalties.to_vec(),
+            }),
+            TableEvent::MatchEnded { totals, winners } => E::MatchEnded(pb::MatchEnded {
+                totals: totals.iter().map(|t| *t as i32).collect(),
+                winners: winners.iter().map(|s| *s as i32).collect(),
+                r#match: String::new(),
+            }),
+        },
+    };
+    pb::TableEvent { event: Some(e) }
+}
+
+fn played_to_proto(event: &Event, first_meld: usize) -> pb::table_event::Event {
+    use pb::table_event::Event as E;
+    let melds = |ms: &[TableMeld]| {
+        ms.iter()
+            .enumerate()
+            .map(|(i, m)| meld_to_proto(first_meld + i, m))
+            .collect()
+    };
+    match event {
+        Event::HandStarted { .. } | Event::HandEnded { .. } => {
+            unreachable!("stored as HandDealt / table HandEnded")
+        }
+        Event::TileDrawn { seat, tile } => E::TileDrawn(pb::TileDrawn {
+            seat: *seat as i32,
+            tile: tile.to_string(),
+        }),
+        Event::SideDiscardTaken { seat, tile } => E::SideDiscardTaken(pb::SideDiscardTaken {
+            seat: *seat as i32,
+            tile: tile.to_string(),
+        }),
+        Event::SideDiscardReturned { seat, tile } => {
+            E::SideDiscardReturned(pb::SideDiscardReturned {
+                seat: *seat as i32,
+                tile: tile.to_string(),
+                rolled_back: false,
+            })
+        }
+        Event::TableRolledBack { seat, voided } => E::TableRolledBack(pb::TableRolledBack {
+            seat: *seat as i32,
+            voided_penalties: voided.iter().map(|v| *v as i32).collect(),
+        }),
+        Event::HandOpened {
+            seat,
+            kind,
+            melds: ms,
+            ..
+        } => E::HandOpened(pb::HandOpened {
+            seat: *seat as i32,
+            kind: opening_kind(Some(*kind)),
+            melds: melds(ms),
+        }),
+        Event::WrongOpening {
+            seat,
+            kind,
+            amount,
+            needed,
+        } => E::WrongOpening(pb::WrongOpening {
+            seat: *seat as i32,
+            kind: opening_kind(Some(*kind)),
+            amount: *amount as i32,
+            needed: *needed as i32,
+        }),
+        Event::MeldsLaid { seat, melds: ms } => E::MeldsLaid(pb::MeldsLaid {
+            seat: *seat as i32,
+            melds: melds(ms),
+        }),
+        Event::TilesAdded {
+            seat,
+            meld,
+            tiles,
+            result,
+        } => E::TilesAdded(pb::TilesAdded {
+            seat: *seat as i32,
+            meld: Some(meld_to_proto(*meld, result)),
+            tiles: texts(tiles),
+        }),
+        Event::OkeyRetrieved {
+            seat,
+            meld,
+            okeys,
+            result,
+            ..
+        } => E::OkeyRetrieved(pb::OkeyRetrieved {
+            seat: *seat as i32,
+            meld: Some(meld_to_proto(*meld, result)),
+            okey: okeys
+                .iter()
+                .map(|p| p.tile.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        }),
+        Event::TileDiscarded { seat, tile, .. } => E::TileDiscarded(pb::TileDiscarded {
+            seat: *seat as i32,
+            tile: tile.to_string(),
+        }),
+        Event::PlayableCalled { seat, fits } => E::PlayableCalled(pb::PlayableCalled {
+            seat: *seat as i32,
+            tile: String::new(),
+            fitted: *fits,
+        }),
+        Event::TurnTimedOut { seat } => E::TurnTimedOut(pb::TurnTimedOut {
+            seat: *seat as i32,
+            in_a_row: 0,
+        }),
+        Event::PenaltyCharged {
+            seat,
+            points,
+            reason,
+            ..
+        } => E::PenaltyCharged(pb::PenaltyCharged {
+            penalty: Some(penalty_to_proto(*seat, *points, *reason)),
+        }),
+        Event::HandCancelled { voided } => E::HandCancelled(pb::HandCancelled {
+            voided_penalties: voided.iter().map(|v| *v as i32).collect(),
+        }),
+    }
+}
+
+fn penalties_of(events: &[(u64, Shown)]) -> Vec<pb::Penalty> {
+    events
+        .iter()
+        .filter_map(|(_, shown)| match shown {
+            Shown::Public {
+                event:
+                    TableEvent::Played {
+                        event:
+                            Event::PenaltyCharged {
+                                seat,
+                                points,
+                                reason,
+                                ..
+                            },
+                        ..
+                    },
+            } => Some(penalty_to_proto(*seat, *points, *reason)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn hint_text(command: &Command) -> String {
+    match command {
+        Command::Draw => "draw from the centre pile".into(),
+        Command::TakeDiscard => "take the side discard".into(),
+        Command::ReturnDiscard => "give the side discard back".into(),
+        Command::Open { melds } => format!("open with {} melds", melds.len()),
+        Command::Lay { melds } => format!("lay {} melds", melds.len()),
+        Command::Add { meld, tiles } => format!("add {} tiles to meld {meld}", tiles.len()),
+        Command::Retrieve { meld, .. } => format!("take the okey back from meld {meld}"),
+        Command::Discard { tile } => format!("discard {tile}"),
+        Command::CallPlayable => "call the previous discard playable".into(),
+        Command::Timeout => "timeout".into(),
+    }
+}
+
+type WatchStream = Pin<Box<dyn Stream<Item = Result<pb::WatchTableResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl TableService for TableApi {
     async fn create_table(
         &self,
-        _request: Request<CreateTableRequest>,
-    ) -> Result<Response<CreateTableResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/CreateTable",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::CreateTableRequest>,
+    ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        // The authentication layer let only `admin` callers through.
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        not_too_large(&r)?;
+        let id = request_id(&r.request_id)?;
+        let rules = rules_from_proto(r.rules.as_ref())?;
+        let mut seats: [Option<String>; 4] = Default::default();
+        for (i, a) in r.seats.iter().enumerate() {
+            let seat = seat_arg(a.seat, &format!("seats[{i}].seat"))?;
+            match &a.occupant {
+                Some(pb::seat_assignment::Occupant::Player(p)) if p.starts_with("players/") => {
+                    if seats[seat as usize].replace(p.clone()).is_some() {
+                        return Err(status::invalid_argument(
+                            "invalid_seat",
+                            &format!("seats[{i}].seat"),
+                            "a seat is assigned twice",
+                        ));
+                    }
+                }
+                Some(pb::seat_assignment::Occupant::Bot(_)) => {
+                    return Err(status::not_implemented_yet(
+                        "bots in seats",
+                        "issue 7 (bots in empty seats)",
+                    ));
+                }
+                _ => {
+                    return Err(status::invalid_argument(
+                        "missing_field",
+                        &format!("seats[{i}].player"),
+                        "name a player as players/{id}",
+                    ));
+                }
+            }
+        }
+        let outcome = self
+            .tables
+            .create(&caller, id, rules, seats, trace())
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::CreateTableResponse {
+            table: Some(table_to_proto(&outcome.summary)),
+        }))
     }
 
     async fn get_table(
         &self,
-        _request: Request<GetTableRequest>,
-    ) -> Result<Response<GetTableResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/GetTable",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::GetTableRequest>,
+    ) -> Result<Response<pb::GetTableResponse>, Status> {
+        let caller = caller(&request)?;
+        let id = table_id(&request.get_ref().name, "name")?;
+        let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
+        Ok(Response::new(pb::GetTableResponse {
+            table: Some(table_to_proto(&outcome.summary)),
+        }))
     }
 
     async fn join_seat(
         &self,
-        _request: Request<JoinSeatRequest>,
-    ) -> Result<Response<JoinSeatResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/JoinSeat",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::JoinSeatRequest>,
+    ) -> Result<Response<pb::JoinSeatResponse>, Status> {
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        let id = table_id(&r.table, "table")?;
+        let rid = request_id(&r.request_id)?;
+        let seat = r.seat.map(|s| seat_arg(s, "seat")).transpose()?;
+        let command = TableCommand::Join {
+            player: caller.clone(),
+            seat,
+        };
+        let outcome = self
+            .tables
+            .submit(id, &caller, rid, command, None, trace())
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::JoinSeatResponse {
+            view: Some(view_to_proto(&outcome)),
+        }))
     }
 
     async fn leave_seat(
         &self,
-        _request: Request<LeaveSeatRequest>,
-    ) -> Result<Response<LeaveSeatResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/LeaveSeat",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::LeaveSeatRequest>,
+    ) -> Result<Response<pb::LeaveSeatResponse>, Status> {
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        let id = table_id(&r.table, "table")?;
+        let rid = request_id(&r.request_id)?;
+        let command = TableCommand::Leave {
+            player: caller.clone(),
+        };
+        self.tables
+            .submit(id, &caller, rid, command, None, trace())
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::LeaveSeatResponse {}))
     }
 
     async fn get_seat_view(
         &self,
-        _request: Request<GetSeatViewRequest>,
-    ) -> Result<Response<GetSeatViewResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/GetSeatView",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::GetSeatViewRequest>,
+    ) -> Result<Response<pb::GetSeatViewResponse>, Status> {
+        let caller = caller(&request)?;
+        let id = table_id(&request.get_ref().table, "table")?;
+        let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
+        if outcome.seat.is_none() {
+            return Err(status_of(TableError::NotSeated.into()));
+        }
+        Ok(Response::new(pb::GetSeatViewResponse {
+            view: Some(view_to_proto(&outcome)),
+        }))
     }
 
     async fn submit_command(
         &self,
-        _request: Request<SubmitCommandRequest>,
-    ) -> Result<Response<SubmitCommandResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/SubmitCommand",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::SubmitCommandRequest>,
+    ) -> Result<Response<pb::SubmitCommandResponse>, Status> {
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        not_too_large(&r)?;
+        let id = table_id(&r.table, "table")?;
+        let rid = request_id(&r.request_id)?;
+        let command = command_from_proto(r.command.as_ref())?;
+        let expected = r
+            .expected_version
+            .map(|v| {
+                u64::try_from(v).map_err(|_| {
+                    status::invalid_argument(
+                        "invalid_version",
+                        "expected_version",
+                        "versions are not negative",
+                    )
+                })
+            })
+            .transpose()?;
+        let outcome = self
+            .tables
+            .submit(
+                id,
+                &caller,
+                rid,
+                TableCommand::Play {
+                    player: caller.clone(),
+                    command,
+                },
+                expected,
+                trace(),
+            )
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::SubmitCommandResponse {
+            version: outcome.summary.version as i64,
+            penalties: penalties_of(&outcome.events),
+            events: outcome
+                .events
+                .iter()
+                .map(|(_, shown)| event_to_proto(shown))
+                .collect(),
+            view: Some(view_to_proto(&outcome)),
+        }))
     }
 
     async fn list_legal_actions(
         &self,
-        _request: Request<ListLegalActionsRequest>,
-    ) -> Result<Response<ListLegalActionsResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/ListLegalActions",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::ListLegalActionsRequest>,
+    ) -> Result<Response<pb::ListLegalActionsResponse>, Status> {
+        let caller = caller(&request)?;
+        let id = table_id(&request.get_ref().table, "table")?;
+        let (version, hints) = self.tables.hints(id, &caller).await.map_err(status_of)?;
+        let actions = hints
+            .map(|h| {
+                h.legal
+                    .iter()
+                    .filter_map(|c| {
+                        let penalty = match c {
+                            Command::Discard { tile }
+                                if !h.penalty_free_discards.contains(tile) =>
+                            {
+                                okey_rules::hand::PENALTY
+                            }
+                            _ => 0,
+                        };
+                        Some(pb::LegalAction {
+                            command: Some(command_to_proto(c)?),
+                            hint: hint_text(c),
+                            penalty_points: penalty,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Response::new(pb::ListLegalActionsResponse {
+            version: version as i64,
+            actions,
+        }))
     }
 
-    type WatchTableStream = tonic::codegen::BoxStream<WatchTableResponse>;
+    type WatchTableStream = WatchStream;
 
     async fn watch_table(
         &self,
-        _request: Request<WatchTableRequest>,
+        request: Request<pb::WatchTableRequest>,
     ) -> Result<Response<Self::WatchTableStream>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.TableService/WatchTable",
-            ARRIVES_WITH,
-        ))
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        let id = table_id(&r.table, "table")?;
+        let after = u64::try_from(r.after_version).map_err(|_| {
+            status::invalid_argument(
+                "invalid_version",
+                "after_version",
+                "versions are not negative",
+            )
+        })?;
+        let rx = self
+            .tables
+            .watch(id, &caller, after)
+            .await
+            .map_err(status_of)?;
+        use tonic::codegen::tokio_stream::StreamExt;
+        let stream = ReceiverStream::new(rx).map(|update| {
+            let update = update.map_err(status_of)?;
+            let (version, time, kind) = match update {
+                Update::Snapshot(outcome) => (
+                    outcome.summary.version,
+                    None,
+                    pb::table_update::Kind::Snapshot(view_to_proto(&outcome)),
+                ),
+                Update::Event {
+                    version,
+                    time,
+                    shown,
+                } => (
+                    version,
+                    Some(timestamp(time)),
+                    pb::table_update::Kind::Event(event_to_proto(&shown)),
+                ),
+                Update::Heartbeat { version } => (
+                    version,
+                    Some(timestamp(Utc::now())),
+                    pb::table_update::Kind::Heartbeat(pb::Heartbeat {}),
+                ),
+            };
+            Ok(pb::WatchTableResponse {
+                update: Some(pb::TableUpdate {
+                    version: version as i64,
+                    time,
+                    kind: Some(kind),
+                }),
+            })
+        });
+        Ok(Response::new(Box::pin(stream)))
     }
 }

@@ -1,15 +1,23 @@
 //! Builds the table service from its settings: connects what it needs, migrates its database,
-//! binds the gRPC host and mounts its API.
+//! creates the JetStream stream, starts the outbox publisher and the follower of other replicas'
+//! events, binds the gRPC host and mounts its API.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
+use okey_platform::auth::{Access, AccessTable, AuthLayer, Role};
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
 use okey_proto::v1::table_service_server::TableServiceServer;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
-use crate::grpc::TableApi;
+use crate::grpc::{MAX_MESSAGE_BYTES, TableApi};
+use crate::outbox::{self, Subjects};
+use crate::service::Tables;
+use crate::store::Store;
 
 /// The service's own schema, `migrations/table`, applied at every start.
 static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/table");
@@ -21,6 +29,22 @@ const NEEDS: Needs = Needs {
     redis: true,
 };
 
+/// Who may call what (checked by the platform's authentication layer before any handler).
+/// CreateTable is for matchmaking and tools (role `admin`); the rest need a signed-in player.
+const ACCESS: &[(&str, Access)] = &[
+    (
+        "/okey.v1.TableService/CreateTable",
+        Access::Roles(&[Role::Admin]),
+    ),
+    ("/okey.v1.TableService/GetTable", Access::SIGNED_IN),
+    ("/okey.v1.TableService/JoinSeat", Access::SIGNED_IN),
+    ("/okey.v1.TableService/LeaveSeat", Access::SIGNED_IN),
+    ("/okey.v1.TableService/GetSeatView", Access::SIGNED_IN),
+    ("/okey.v1.TableService/SubmitCommand", Access::SIGNED_IN),
+    ("/okey.v1.TableService/ListLegalActions", Access::SIGNED_IN),
+    ("/okey.v1.TableService/WatchTable", Access::SIGNED_IN),
+];
+
 /// Why the service could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -30,23 +54,47 @@ pub enum StartupError {
     /// The gRPC server could not bind or failed.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// The JetStream stream could not be created.
+    #[error("cannot create the JetStream stream: {0}")]
+    Stream(String),
 }
 
 /// The table service, connected and bound, ready to serve.
 pub struct Application {
     host: ServiceHost,
     dependencies: Dependencies,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Application {
-    /// Binds the port, connects the dependencies (with retry) and runs the migrations.
+    /// Binds the port, connects the dependencies (with retry), runs the migrations, creates the
+    /// JetStream stream and starts the outbox publisher.
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
-        let api = TableServiceServer::new(TableApi::new(dependencies.clone()));
+        let pool = dependencies.postgres.clone().expect("postgres is needed");
+        let js = dependencies.jetstream.clone().expect("nats is needed");
+        let client = dependencies.nats.clone().expect("nats is needed");
+        let subjects = Subjects::new(&settings.nats.subject_prefix);
+        outbox::ensure_stream(&js, &subjects)
+            .await
+            .map_err(|e| StartupError::Stream(e.to_string()))?;
+
+        let store = Store::new(pool);
+        let wake = Arc::new(Notify::new());
+        let tables = Tables::new(store.clone(), wake.clone());
+        let tasks = vec![
+            tokio::spawn(outbox::run(store, js, subjects.clone(), wake)),
+            tokio::spawn(outbox::follow(client, subjects, tables.clone())),
+        ];
+        let api = TableServiceServer::new(TableApi::new(tables))
+            .max_decoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Application {
-            host: host.add_api(api),
+            host: host
+                .add_api(api)
+                .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
             dependencies,
+            tasks,
         })
     }
 
@@ -60,9 +108,13 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), StartupError> {
-        Ok(self
+        let result = self
             .host
             .run_until_stopped(self.dependencies, shutdown)
-            .await?)
+            .await;
+        for task in self.tasks {
+            task.abort();
+        }
+        Ok(result?)
     }
 }

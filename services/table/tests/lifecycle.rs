@@ -1,5 +1,5 @@
 //! The table service against real PostgreSQL, NATS and Redis: it reports SERVING once its
-//! dependencies answer, answers its API with the documented error, refuses a bad setting by name,
+//! dependencies answer, refuses an API call without a token with the documented error, refuses a bad setting by name,
 //! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period.
 
 use std::process::{Command, Stdio};
@@ -57,6 +57,17 @@ async fn wait_for_health(channel: Channel, service: &str, wanted: ServingStatus)
     }
 }
 
+/// A request carrying a player's access token (signed by the test key the test settings trust).
+fn signed_in<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let token = okey_platform::testing::test_token("p1", &[okey_platform::auth::Role::Player]);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII token"),
+    );
+    request
+}
+
 #[tokio::test]
 async fn reports_serving_once_its_dependencies_answer() {
     let Some(infra) = TestInfra::from_env() else {
@@ -76,7 +87,7 @@ async fn reports_serving_once_its_dependencies_answer() {
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
 
     let error = TableServiceClient::new(channel)
-        .get_table(GetTableRequest::default())
+        .get_table(signed_in(GetTableRequest::default()))
         .await
         .expect_err("no RPC is served yet");
     assert_eq!(error.code(), tonic::Code::Unimplemented);

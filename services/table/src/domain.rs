@@ -1,0 +1,620 @@
+//! The table as a pure aggregate: seats, the match and its current hand, rebuilt by folding the
+//! table's events. `decide` checks a command and returns the events it causes; `evolve` folds one
+//! event. No I/O: the shell (`service`) loads, stores and publishes, and hands in the next deal
+//! seed (drawn from the OS) so that chance stays data.
+//!
+//! A table's stream holds table events; each hand's engine events (`okey_rules::Event`) are
+//! wrapped in [`TableEvent::Played`]. The engine's `HandStarted` (which carries the whole deal)
+//! is never stored: [`TableEvent::HandDealt`] records the seed's sha256 and the first seat, the
+//! seed itself is kept apart (table `hand_seeds`) and revealed in [`TableEvent::HandEnded`].
+
+use std::collections::BTreeMap;
+
+use okey_rules::matches::{HandResult, Match, MatchWinner};
+use okey_rules::view::event_for_seat;
+use okey_rules::{Command, Deal, Event, Hand, HandEnd, RuleError, RuleSet, Seat, SeatView, Tile};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The 32 bytes a deal is a function of.
+pub type Seed = [u8; 32];
+
+/// Everything that happens at a table, in the past tense. Stored as JSON (tagged by `type`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum TableEvent {
+    /// Always version 1 of a table's stream.
+    TableCreated {
+        rules: RuleSet,
+        /// Players (`players/{id}`) seated at creation.
+        seats: [Option<String>; 4],
+    },
+    SeatTaken {
+        seat: Seat,
+        player: String,
+    },
+    SeatLeft {
+        seat: Seat,
+        player: String,
+    },
+    /// A hand was dealt from a seed whose hash is published now and whose value is revealed when
+    /// the hand ends.
+    HandDealt {
+        hand_number: u32,
+        first: Seat,
+        indicator: Tile,
+        seed_sha256: String,
+    },
+    /// One engine event of the current hand (never `HandStarted` or `HandEnded`).
+    Played {
+        hand_number: u32,
+        event: Event,
+        /// For melds reaching the table: the number of the first one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_meld: Option<usize>,
+    },
+    /// The engine's `HandEnded`, with what the match made of it and the revealed seed.
+    HandEnded {
+        hand_number: u32,
+        end: HandEnd,
+        result: HandResult,
+        /// Running match totals after this hand.
+        totals: [i64; 4],
+        /// Hex of the deal seed.
+        seed: String,
+        /// Every rack at the end (public now).
+        racks: [Vec<Tile>; 4],
+    },
+    MatchEnded {
+        totals: [i64; 4],
+        /// Lowest total (one seat, or a team); empty on a draw.
+        winners: Vec<Seat>,
+    },
+}
+
+impl TableEvent {
+    /// The stable name stored as `event_type`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TableEvent::TableCreated { .. } => "TableCreated",
+            TableEvent::SeatTaken { .. } => "SeatTaken",
+            TableEvent::SeatLeft { .. } => "SeatLeft",
+            TableEvent::HandDealt { .. } => "HandDealt",
+            TableEvent::Played { event, .. } => event.name(),
+            TableEvent::HandEnded { .. } => "HandEnded",
+            TableEvent::MatchEnded { .. } => "MatchEnded",
+        }
+    }
+}
+
+/// An event as one viewer may see it. `viewer == None` is the public at large (the public NATS
+/// subject): it sees what every seat sees about others.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "shown")]
+pub enum Shown {
+    /// Public as stored.
+    Public { event: TableEvent },
+    /// A deal: the viewer's own rack, empty for anyone else.
+    Dealt {
+        hand_number: u32,
+        first: Seat,
+        indicator: Tile,
+        seed_sha256: String,
+        rack: Vec<Tile>,
+    },
+    /// A seat drew from the centre pile; the tile only for that seat.
+    Drawn {
+        hand_number: u32,
+        seat: Seat,
+        tile: Option<Tile>,
+    },
+}
+
+/// What `event` shows `viewer`. `seed_of` gives a hand's seed (needed to show a seat its dealt
+/// rack); it is never called for the public.
+pub fn show(
+    event: &TableEvent,
+    viewer: Option<Seat>,
+    seed_of: impl Fn(u32) -> Option<Seed>,
+) -> Shown {
+    match event {
+        TableEvent::HandDealt {
+            hand_number,
+            first,
+            indicator,
+            seed_sha256,
+        } => Shown::Dealt {
+            hand_number: *hand_number,
+            first: *first,
+            indicator: *indicator,
+            seed_sha256: seed_sha256.clone(),
+            rack: viewer
+                .and_then(|seat| {
+                    let seed = seed_of(*hand_number)?;
+                    Some(Deal::from_seed(&seed, *first).racks[seat as usize].clone())
+                })
+                .unwrap_or_default(),
+        },
+        TableEvent::Played {
+            hand_number,
+            event: Event::TileDrawn { seat, tile },
+            ..
+        } => Shown::Drawn {
+            hand_number: *hand_number,
+            seat: *seat,
+            tile: viewer
+                .and_then(|v| {
+                    event_for_seat(
+                        &Event::TileDrawn {
+                            seat: *seat,
+                            tile: *tile,
+                        },
+                        v,
+                    )
+                })
+                .map(|_| *tile),
+        },
+        other => Shown::Public {
+            event: other.clone(),
+        },
+    }
+}
+
+/// Where a table is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Waiting,
+    Playing,
+    Finished,
+}
+
+/// What a caller asks a table to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableCommand {
+    Join { player: String, seat: Option<Seat> },
+    Leave { player: String },
+    Play { player: String, command: Command },
+}
+
+/// Why a table refused a command. Nothing changed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+    #[error("you do not sit at this table")]
+    NotSeated,
+    #[error("seat {0} is taken")]
+    SeatTaken(Seat),
+    #[error("the table is full")]
+    TableFull,
+    #[error("the match has not started: seats are still free")]
+    NotStarted,
+    #[error("the match is over")]
+    MatchOver,
+    #[error("the match is being played: the seat cannot be left now")]
+    MatchInProgress,
+    #[error("only the server plays a timeout")]
+    ServerOnly,
+}
+
+impl TableError {
+    /// Stable reason code (google.rpc ErrorInfo.reason).
+    pub fn code(&self) -> &'static str {
+        match self {
+            TableError::Rule(e) => e.code(),
+            TableError::NotSeated => "not_seated",
+            TableError::SeatTaken(_) => "seat_taken",
+            TableError::TableFull => "table_full",
+            TableError::NotStarted => "match_not_started",
+            TableError::MatchOver => "match_over",
+            TableError::MatchInProgress => "match_in_progress",
+            TableError::ServerOnly => "server_only",
+        }
+    }
+}
+
+/// What `decide` produced: the events, and the seed of a hand it dealt (to store privately).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decision {
+    pub events: Vec<TableEvent>,
+    pub dealt: Option<(u32, Seed)>,
+}
+
+/// The state of a table, folded from its events.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub rules: RuleSet,
+    pub seats: [Option<String>; 4],
+    /// Events folded so far (= the stream's version).
+    pub version: u64,
+    pub phase: Phase,
+    pub record: Match,
+    /// 1-based number of the current (or last) hand; 0 before the first deal.
+    pub hand_number: u32,
+    pub hand: Option<Hand>,
+    pub seed_sha256: Option<String>,
+    /// Deal seeds by hand number. Private: never shown before the hand ends.
+    seeds: BTreeMap<u32, Seed>,
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Hex sha256 of a seed, as announced in `HandDealt`.
+pub fn seed_hash(seed: &Seed) -> String {
+    hex(&Sha256::digest(seed))
+}
+
+impl Table {
+    /// The first events of a new table, checked: `TableCreated`, and the first deal when the
+    /// creator filled every seat.
+    pub fn create(
+        rules: RuleSet,
+        seats: [Option<String>; 4],
+        seed: &Seed,
+    ) -> Result<Decision, String> {
+        rules.validate()?;
+        let mut seen: Vec<&String> = seats.iter().flatten().collect();
+        seen.sort();
+        seen.dedup();
+        if seen.len() != seats.iter().flatten().count() {
+            return Err("seats: a player sits at most once".into());
+        }
+        let created = TableEvent::TableCreated { rules, seats };
+        let table = Table::replay([&created], BTreeMap::new());
+        let mut decision = Decision {
+            events: vec![created],
+            dealt: None,
+        };
+        if table.seats.iter().all(Option::is_some) {
+            let (event, dealt) = table.deal(seed);
+            decision.events.push(event);
+            decision.dealt = Some(dealt);
+        }
+        Ok(decision)
+    }
+
+    /// Folds a whole stream. `seeds` are the table's stored deal seeds.
+    ///
+    /// # Panics
+    /// If the first event is not `TableCreated` or a dealt hand has no seed: the store guarantees
+    /// both (they are written in the same transaction).
+    pub fn replay<'a>(
+        events: impl IntoIterator<Item = &'a TableEvent>,
+        seeds: BTreeMap<u32, Seed>,
+    ) -> Table {
+        let mut it = events.into_iter();
+        let created = it.next().cloned();
+        let Some(TableEvent::TableCreated { rules, .. }) = created.clone() else {
+            panic!("a table's stream starts with TableCreated");
+        };
+        let mut table = Table {
+            record: Match::new(rules.clone(), 0),
+            rules,
+            seats: Default::default(),
+            version: 0,
+            phase: Phase::Waiting,
+            hand_number: 0,
+            hand: None,
+            seed_sha256: None,
+            seeds,
+        };
+        if let Some(created) = &created {
+            table.evolve(created);
+        }
+        for e in it {
+            table.evolve(e);
+        }
+        table
+    }
+
+    /// Remembers a seed before the `HandDealt` that uses it is folded.
+    pub fn remember_seed(&mut self, hand_number: u32, seed: Seed) {
+        self.seeds.insert(hand_number, seed);
+    }
+
+    /// The seed of a hand, if this table knows it.
+    pub fn seed(&self, hand_number: u32) -> Option<Seed> {
+        self.seeds.get(&hand_number).copied()
+    }
+
+    /// The seat `player` sits in.
+    pub fn seat_of(&self, player: &str) -> Option<Seat> {
+        self.seats
+            .iter()
+            .position(|p| p.as_deref() == Some(player))
+            .map(|s| s as Seat)
+    }
+
+    /// The view of the current hand from `seat`, if a hand was dealt.
+    pub fn seat_view(&self, seat: Seat) -> Option<SeatView> {
+        self.hand.as_ref().map(|h| SeatView::of(h, seat))
+    }
+
+    /// Checks `command` and returns the events it causes. Changes nothing. `next_seed` deals the
+    /// next hand if the command starts one.
+    pub fn decide(&self, command: &TableCommand, next_seed: &Seed) -> Result<Decision, TableError> {
+        match command {
+            TableCommand::Join { player, seat } => self.decide_join(player, *seat, next_seed),
+            TableCommand::Leave { player } => {
+                let seat = self.seat_of(player).ok_or(TableError::NotSeated)?;
+                if self.phase != Phase::Waiting {
+                    return Err(TableError::MatchInProgress);
+                }
+                Ok(Decision {
+                    events: vec![TableEvent::SeatLeft {
+                        seat,
+                        player: player.clone(),
+                    }],
+                    dealt: None,
+                })
+            }
+            TableCommand::Play { player, command } => self.decide_play(player, command, next_seed),
+        }
+    }
+
+    fn decide_join(
+        &self,
+        player: &str,
+        wanted: Option<Seat>,
+        next_seed: &Seed,
+    ) -> Result<Decision, TableError> {
+        if self.seat_of(player).is_some() {
+            // Already seated: nothing to do (a second join is harmless).
+            return Ok(Decision::default());
+        }
+        if self.phase != Phase::Waiting {
+            return Err(TableError::TableFull);
+        }
+        let seat = match wanted {
+            Some(s) if self.seats[s as usize].is_some() => return Err(TableError::SeatTaken(s)),
+            Some(s) => s,
+            None => self
+                .seats
+                .iter()
+                .position(Option::is_none)
+                .ok_or(TableError::TableFull)? as Seat,
+        };
+        let mut events = vec![TableEvent::SeatTaken {
+            seat,
+            player: player.to_owned(),
+        }];
+        let mut dealt = None;
+        let free = self.seats.iter().filter(|p| p.is_none()).count();
+        if free == 1 {
+            let (event, hand) = self.deal(next_seed);
+            events.push(event);
+            dealt = Some(hand);
+        }
+        Ok(Decision { events, dealt })
+    }
+
+    /// The next hand's `HandDealt` from `seed`.
+    fn deal(&self, seed: &Seed) -> (TableEvent, (u32, Seed)) {
+        let hand_number = self.hand_number + 1;
+        let first = self.record.next_first();
+        let deal = Deal::from_seed(seed, first);
+        (
+            TableEvent::HandDealt {
+                hand_number,
+                first,
+                indicator: deal.indicator,
+                seed_sha256: seed_hash(seed),
+            },
+            (hand_number, *seed),
+        )
+    }
+
+    fn decide_play(
+        &self,
+        player: &str,
+        command: &Command,
+        next_seed: &Seed,
+    ) -> Result<Decision, TableError> {
+        let seat = self.seat_of(player).ok_or(TableError::NotSeated)?;
+        match self.phase {
+            Phase::Waiting => return Err(TableError::NotStarted),
+            Phase::Finished => return Err(TableError::MatchOver),
+            Phase::Playing => {}
+        }
+        if matches!(command, Command::Timeout) {
+            return Err(TableError::ServerOnly);
+        }
+        let hand = self.hand.as_ref().ok_or(TableError::NotStarted)?;
+        let engine_events = hand.decide(seat, command)?;
+        let mut after = hand.clone();
+        let mut record = self.record.clone();
+        let mut events = Vec::with_capacity(engine_events.len() + 2);
+        let mut dealt = None;
+        for e in engine_events {
+            let melds_before = after.table.len();
+            after.evolve(&e);
+            match e {
+                Event::HandEnded { end } => {
+                    let result = HandResult::of(&after).expect("the hand has ended");
+                    record.record(result);
+                    let seed = self
+                        .seed(self.hand_number)
+                        .expect("the current hand has a seed");
+                    events.push(TableEvent::HandEnded {
+                        hand_number: self.hand_number,
+                        end,
+                        result,
+                        totals: record.totals,
+                        seed: hex(&seed),
+                        racks: std::array::from_fn(|s| after.racks[s].to_vec()),
+                    });
+                    if record.is_over() {
+                        let winners = match record.winner() {
+                            Some(MatchWinner::Seats(s)) => s,
+                            _ => Vec::new(),
+                        };
+                        events.push(TableEvent::MatchEnded {
+                            totals: record.totals,
+                            winners,
+                        });
+                    } else {
+                        let next = Table {
+                            record: record.clone(),
+                            ..self.clone()
+                        };
+                        let (event, hand) = next.deal(next_seed);
+                        events.push(event);
+                        dealt = Some(hand);
+                    }
+                }
+                e => events.push(TableEvent::Played {
+                    hand_number: self.hand_number,
+                    first_meld: matches!(e, Event::HandOpened { .. } | Event::MeldsLaid { .. })
+                        .then_some(melds_before),
+                    event: e,
+                }),
+            }
+        }
+        Ok(Decision { events, dealt })
+    }
+
+    /// Folds one event. Events are facts: this never fails.
+    pub fn evolve(&mut self, event: &TableEvent) {
+        self.version += 1;
+        match event {
+            TableEvent::TableCreated { seats, .. } => {
+                for (s, p) in seats.iter().enumerate() {
+                    if p.is_some() {
+                        self.seats[s] = p.clone();
+                    }
+                }
+            }
+            TableEvent::SeatTaken { seat, player } => {
+                self.seats[*seat as usize] = Some(player.clone());
+            }
+            TableEvent::SeatLeft { seat, .. } => self.seats[*seat as usize] = None,
+            TableEvent::HandDealt {
+                hand_number,
+                first,
+                seed_sha256,
+                ..
+            } => {
+                let seed = self
+                    .seed(*hand_number)
+                    .expect("a dealt hand's seed is stored with it");
+                let start = Hand::start(self.rules.clone(), Deal::from_seed(&seed, *first))
+                    .expect("a seeded deal is valid");
+                self.hand = Some(Hand::from_start(&start));
+                self.hand_number = *hand_number;
+                self.seed_sha256 = Some(seed_sha256.clone());
+                self.phase = Phase::Playing;
+            }
+            TableEvent::Played { event, .. } => {
+                if let Some(hand) = &mut self.hand {
+                    hand.evolve(event);
+                }
+            }
+            TableEvent::HandEnded { end, result, .. } => {
+                if let Some(hand) = &mut self.hand {
+                    hand.evolve(&Event::HandEnded { end: *end });
+                }
+                self.record.record(*result);
+            }
+            TableEvent::MatchEnded { .. } => self.phase = Phase::Finished,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use okey_rules::{MatchLength, Preset};
+
+    use super::*;
+
+    fn seated() -> Table {
+        let rules = RuleSet {
+            match_length: MatchLength::Hands(1),
+            ..Preset::Classic.rules()
+        };
+        let created = Table::create(rules, Default::default(), &[9; 32]).unwrap();
+        let mut table = Table::replay(&created.events, BTreeMap::new());
+        for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
+            let d = table
+                .decide(
+                    &TableCommand::Join {
+                        player: (*p).into(),
+                        seat: None,
+                    },
+                    &[i as u8; 32],
+                )
+                .unwrap();
+            if let Some((n, seed)) = d.dealt {
+                table.remember_seed(n, seed);
+            }
+            for e in &d.events {
+                table.evolve(e);
+            }
+        }
+        table
+    }
+
+    #[test]
+    fn the_fourth_seat_deals_the_first_hand_from_the_given_seed() {
+        let table = seated();
+        assert_eq!(table.phase, Phase::Playing);
+        assert_eq!(table.version, 6);
+        assert_eq!(table.seed_sha256, Some(seed_hash(&[3; 32])));
+        assert_eq!(table.seat_view(0).unwrap().rack.len(), 22);
+    }
+
+    #[test]
+    fn a_stranger_cannot_play_and_a_rule_error_passes_through() {
+        let table = seated();
+        let play = |player: &str, command| TableCommand::Play {
+            player: player.into(),
+            command,
+        };
+        assert_eq!(
+            table.decide(&play("z", Command::Draw), &[0; 32]),
+            Err(TableError::NotSeated)
+        );
+        let err = table
+            .decide(&play("b", Command::Draw), &[0; 32])
+            .unwrap_err();
+        assert_eq!(err.code(), "not_your_turn");
+    }
+
+    #[test]
+    fn others_never_see_a_deal_or_a_draw() {
+        let table = seated();
+        let dealt = TableEvent::HandDealt {
+            hand_number: 1,
+            first: 0,
+            indicator: "R1".parse().unwrap(),
+            seed_sha256: seed_hash(&[3; 32]),
+        };
+        let seed_of = |n| table.seed(n);
+        let Shown::Dealt { rack, .. } = show(&dealt, None, seed_of) else {
+            panic!()
+        };
+        assert!(rack.is_empty());
+        let Shown::Dealt { rack, .. } = show(&dealt, Some(1), seed_of) else {
+            panic!()
+        };
+        assert_eq!(rack, Deal::from_seed(&[3; 32], 0).racks[1]);
+        let drawn = TableEvent::Played {
+            hand_number: 1,
+            first_meld: None,
+            event: Event::TileDrawn {
+                seat: 2,
+                tile: "K5".parse().unwrap(),
+            },
+        };
+        assert!(matches!(
+            show(&drawn, Some(1), seed_of),
+            Shown::Drawn { tile: None, .. }
+        ));
+        assert!(matches!(
+            show(&drawn, Some(2), seed_of),
+            Shown::Drawn { tile: Some(_), .. }
+        ));
+    }
+}

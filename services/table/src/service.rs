@@ -1,0 +1,575 @@
+//! The table service's application layer: loads a table by folding its stored events (cached per
+//! table; the store stays the truth), decides a command with the pure [`Table`], appends the
+//! events with the expected version, and wakes the outbox and the update streams.
+//!
+//! Concurrency: commands on one table are serialized in this process by the table's lock, and
+//! across processes by the expected-version append. A conflict (another replica appended first)
+//! reloads the events after the cached version and decides again, up to [`MAX_ATTEMPTS`] times,
+//! then answers [`ServiceError::Busy`] (ABORTED).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use okey_rules::{OpenKind, RuleSet, Seat, SeatView};
+use serde::{Deserialize, Serialize};
+use sqlx::types::Uuid;
+use sqlx::types::chrono::{DateTime, Utc};
+use tokio::sync::{Notify, mpsc, watch};
+
+use crate::domain::{Phase, Shown, Table, TableCommand, TableError, TableEvent, show};
+use crate::store::{Append, AppendError, Metadata, Recorded, Store, new_seed};
+
+/// Decide-and-append attempts before a command is answered ABORTED.
+pub const MAX_ATTEMPTS: usize = 8;
+/// Events read from the store at once when catching up or replaying a stream.
+const PAGE: i64 = 500;
+/// A quiet update stream gets a heartbeat this often.
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
+/// A stream re-reads the store at least this often, in case a wake-up was missed.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// Why a call failed. The grpc module maps each to one status.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Table(#[from] TableError),
+    #[error("no such table")]
+    NotFound,
+    #[error("the rule set is not valid: {0}")]
+    InvalidRules(String),
+    #[error("the table is at version {actual}, not {expected}")]
+    VersionConflict { expected: u64, actual: u64 },
+    #[error("the table kept changing under this command; decide again")]
+    Busy,
+    #[error("event store: {0}")]
+    Store(#[from] sqlx::Error),
+}
+
+/// What anyone may know about a table at a version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The table's UUID, as text.
+    pub table_id: String,
+    pub rules: RuleSet,
+    pub seats: [Option<String>; 4],
+    pub phase: PhaseName,
+    pub hand_number: u32,
+    pub version: u64,
+    pub totals: [i64; 4],
+    pub rack_counts: [usize; 4],
+    pub opened: [Option<OpenKind>; 4],
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_at: Option<i64>,
+}
+
+/// [`Phase`] in serializable form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseName {
+    Waiting,
+    Playing,
+    Finished,
+}
+
+/// The answer to a command (stored for a retry) or to a read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub summary: Summary,
+    /// The caller's seat, if seated.
+    pub seat: Option<Seat>,
+    /// `(version, event)` the command appended, as the caller may see them.
+    pub events: Vec<(u64, Shown)>,
+    /// The caller's view of the current hand.
+    pub view: Option<SeatView>,
+}
+
+/// One message of a seat's update stream.
+#[derive(Clone, Debug)]
+pub enum Update {
+    Snapshot(Box<Outcome>),
+    Event {
+        version: u64,
+        time: DateTime<Utc>,
+        shown: Box<Shown>,
+    },
+    Heartbeat {
+        version: u64,
+    },
+}
+
+struct Entry {
+    table: Option<Table>,
+    created_at: Option<DateTime<Utc>>,
+}
+
+/// The tables this process serves.
+#[derive(Clone)]
+pub struct Tables {
+    store: Store,
+    cache: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Entry>>>>>,
+    latest: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
+    outbox: Arc<Notify>,
+}
+
+fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> Summary {
+    let hand = table.hand.as_ref();
+    Summary {
+        table_id: table_id.to_string(),
+        rules: table.rules.clone(),
+        seats: table.seats.clone(),
+        phase: match table.phase {
+            Phase::Waiting => PhaseName::Waiting,
+            Phase::Playing => PhaseName::Playing,
+            Phase::Finished => PhaseName::Finished,
+        },
+        hand_number: table.hand_number,
+        version: table.version,
+        totals: table.record.totals,
+        rack_counts: std::array::from_fn(|s| hand.map_or(0, |h| h.racks[s].len())),
+        opened: std::array::from_fn(|s| hand.and_then(|h| h.opened[s].map(|o| o.kind))),
+        created_at: created_at.map(|t| t.timestamp_millis()),
+    }
+}
+
+impl Tables {
+    /// Serves tables from `store`; `outbox` is woken after every append.
+    pub fn new(store: Store, outbox: Arc<Notify>) -> Tables {
+        Tables {
+            store,
+            cache: Arc::default(),
+            latest: Arc::default(),
+            outbox,
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The version channel of a table: woken by local appends and by other replicas' events
+    /// seen on NATS.
+    fn latest(&self, table_id: Uuid) -> watch::Sender<u64> {
+        self.latest
+            .lock()
+            .expect("latest lock")
+            .entry(table_id)
+            .or_insert_with(|| watch::channel(0).0)
+            .clone()
+    }
+
+    /// Says a table reached `version` (called for events published by any replica).
+    pub fn saw_version(&self, table_id: Uuid, version: u64) {
+        let existing = self
+            .latest
+            .lock()
+            .expect("latest lock")
+            .get(&table_id)
+            .cloned();
+        if let Some(tx) = existing {
+            tx.send_if_modified(|v| {
+                let newer = version > *v;
+                if newer {
+                    *v = version;
+                }
+                newer
+            });
+        }
+    }
+
+    fn entry(&self, table_id: Uuid) -> Arc<tokio::sync::Mutex<Entry>> {
+        self.cache
+            .lock()
+            .expect("cache lock")
+            .entry(table_id)
+            .or_insert_with(|| {
+                Arc::new(tokio::sync::Mutex::new(Entry {
+                    table: None,
+                    created_at: None,
+                }))
+            })
+            .clone()
+    }
+
+    /// Folds the events stored after the cached version into the entry.
+    async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ServiceError> {
+        loop {
+            let after = entry.table.as_ref().map_or(0, |t| t.version);
+            let events = self.store.load_after(table_id, after, PAGE).await?;
+            if events.is_empty() {
+                break;
+            }
+            let needs_seed = |t: &Table, e: &Recorded| matches!(e.event, TableEvent::HandDealt { hand_number, .. } if t.seed(hand_number).is_none());
+            let seeds = match &entry.table {
+                Some(t) if !events.iter().any(|e| needs_seed(t, e)) => BTreeMap::new(),
+                _ => self.store.seeds(table_id).await?,
+            };
+            let full = events.len() as i64 == PAGE;
+            match &mut entry.table {
+                None => {
+                    entry.created_at = events.first().map(|e| e.recorded_at);
+                    entry.table = Some(Table::replay(events.iter().map(|e| &e.event), seeds));
+                }
+                Some(table) => {
+                    for (n, seed) in seeds {
+                        table.remember_seed(n, seed);
+                    }
+                    for e in &events {
+                        table.evolve(&e.event);
+                    }
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        if entry.table.is_none() {
+            return Err(ServiceError::NotFound);
+        }
+        Ok(())
+    }
+
+    /// Creates a table. A retry (same caller and request id) returns the first answer.
+    pub async fn create(
+        &self,
+        actor: &str,
+        request_id: &str,
+        rules: RuleSet,
+        seats: [Option<String>; 4],
+        trace: BTreeMap<String, String>,
+    ) -> Result<Outcome, ServiceError> {
+        // The table id is derived from the creator's request id so a retry lands on the same
+        // stream and is answered from `handled_commands`.
+        let table_id = derived_table_id(actor, request_id);
+        let key = request_key(actor, request_id);
+        if let Some(stored) = self.store.handled(table_id, &key).await? {
+            return Ok(decode_outcome(&stored));
+        }
+        let seed = new_seed();
+        let decision =
+            Table::create(rules.clone(), seats, &seed).map_err(ServiceError::InvalidRules)?;
+        let mut seeds = BTreeMap::new();
+        if let Some((n, seed)) = decision.dealt {
+            seeds.insert(n, seed);
+        }
+        let table = Table::replay(&decision.events, seeds);
+        let outcome = Outcome {
+            summary: summary(&table, table_id, Some(Utc::now())),
+            seat: table.seat_of(actor),
+            events: Vec::new(),
+            view: None,
+        };
+        let response = serde_json::to_vec(&outcome).expect("outcomes serialize");
+        let metadata = Metadata {
+            actor: actor.to_owned(),
+            trace,
+            schema: 1,
+        };
+        let appended = self
+            .store
+            .append(Append {
+                table_id,
+                expected: 0,
+                events: &decision.events,
+                metadata: &metadata,
+                request: Some((&key, &response)),
+                dealt: decision.dealt,
+                revealed: None,
+                create: Some(serde_json::to_value(&rules).expect("rules serialize")),
+            })
+            .await;
+        match appended {
+            Ok(()) => {
+                self.outbox.notify_one();
+                Ok(outcome)
+            }
+            Err(AppendError::Duplicate | AppendError::Conflict) => {
+                match self.store.handled(table_id, &key).await? {
+                    Some(stored) => Ok(decode_outcome(&stored)),
+                    None => Err(ServiceError::Busy),
+                }
+            }
+            Err(AppendError::Database(e)) => Err(e.into()),
+        }
+    }
+
+    /// Plays a command for `actor`. A retry (same caller and request id) returns the first
+    /// answer and changes nothing; a rejected command stores nothing.
+    pub async fn submit(
+        &self,
+        table_id: Uuid,
+        actor: &str,
+        request_id: &str,
+        command: TableCommand,
+        expected_version: Option<u64>,
+        trace: BTreeMap<String, String>,
+    ) -> Result<Outcome, ServiceError> {
+        let key = request_key(actor, request_id);
+        let entry = self.entry(table_id);
+        let mut entry = entry.lock().await;
+        if entry.table.is_none() {
+            self.catch_up(table_id, &mut entry).await?;
+        }
+        let metadata = Metadata {
+            actor: actor.to_owned(),
+            trace,
+            schema: 1,
+        };
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                self.catch_up(table_id, &mut entry).await?;
+            }
+            let table = entry.table.as_ref().expect("loaded above");
+            if let Some(expected) = expected_version
+                && expected != table.version
+            {
+                if attempt == 0 {
+                    continue; // The cache may be behind another replica: catch up first.
+                }
+                if let Some(stored) = self.store.handled(table_id, &key).await? {
+                    return Ok(decode_outcome(&stored));
+                }
+                return Err(ServiceError::VersionConflict {
+                    expected,
+                    actual: table.version,
+                });
+            }
+            let seed = new_seed();
+            let decision = match table.decide(&command, &seed) {
+                Ok(d) => d,
+                Err(error) => {
+                    if let Some(stored) = self.store.handled(table_id, &key).await? {
+                        return Ok(decode_outcome(&stored));
+                    }
+                    if attempt == 0 {
+                        // Decided on a cache that may be behind: check against the store.
+                        let before = table.version;
+                        self.catch_up(table_id, &mut entry).await?;
+                        if entry.table.as_ref().is_some_and(|t| t.version != before) {
+                            continue;
+                        }
+                    }
+                    return Err(error.into());
+                }
+            };
+            if decision.events.is_empty() {
+                if let Some(stored) = self.store.handled(table_id, &key).await? {
+                    return Ok(decode_outcome(&stored));
+                }
+                return Ok(outcome_of(
+                    table,
+                    table_id,
+                    entry.created_at,
+                    actor,
+                    Vec::new(),
+                ));
+            }
+            let mut after = table.clone();
+            if let Some((n, seed)) = decision.dealt {
+                after.remember_seed(n, seed);
+            }
+            let first = after.version + 1;
+            for e in &decision.events {
+                after.evolve(e);
+            }
+            let viewer = after.seat_of(actor).or(table.seat_of(actor));
+            let shown = decision
+                .events
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (first + i as u64, show(e, viewer, |n| after.seed(n))))
+                .collect();
+            let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
+            let response = serde_json::to_vec(&outcome).expect("outcomes serialize");
+            let revealed = decision.events.iter().find_map(|e| match e {
+                TableEvent::HandEnded { hand_number, .. } => Some(*hand_number),
+                _ => None,
+            });
+            let appended = self
+                .store
+                .append(Append {
+                    table_id,
+                    expected: table.version,
+                    events: &decision.events,
+                    metadata: &metadata,
+                    request: Some((&key, &response)),
+                    dealt: decision.dealt,
+                    revealed,
+                    create: None,
+                })
+                .await;
+            match appended {
+                Ok(()) => {
+                    let version = after.version;
+                    entry.table = Some(after);
+                    drop(entry);
+                    self.latest(table_id).send_replace(version);
+                    self.outbox.notify_one();
+                    return Ok(outcome);
+                }
+                Err(AppendError::Duplicate) => {
+                    if let Some(stored) = self.store.handled(table_id, &key).await? {
+                        return Ok(decode_outcome(&stored));
+                    }
+                }
+                Err(AppendError::Conflict) => {
+                    tracing::debug!(%table_id, attempt, "version conflict; reloading");
+                }
+                Err(AppendError::Database(e)) => return Err(e.into()),
+            }
+        }
+        Err(ServiceError::Busy)
+    }
+
+    /// The table as `actor` may see it now.
+    pub async fn read(&self, table_id: Uuid, actor: &str) -> Result<Outcome, ServiceError> {
+        let entry = self.entry(table_id);
+        let mut entry = entry.lock().await;
+        self.catch_up(table_id, &mut entry).await?;
+        let table = entry.table.as_ref().expect("caught up");
+        Ok(outcome_of(
+            table,
+            table_id,
+            entry.created_at,
+            actor,
+            Vec::new(),
+        ))
+    }
+
+    /// Legal commands and hints for `actor`'s seat in the current hand.
+    pub async fn hints(
+        &self,
+        table_id: Uuid,
+        actor: &str,
+    ) -> Result<(u64, Option<okey_rules::hints::Hints>), ServiceError> {
+        let entry = self.entry(table_id);
+        let mut entry = entry.lock().await;
+        self.catch_up(table_id, &mut entry).await?;
+        let table = entry.table.as_ref().expect("caught up");
+        let seat = table.seat_of(actor).ok_or(TableError::NotSeated)?;
+        let hints = table
+            .hand
+            .as_ref()
+            .filter(|h| !h.is_over() && h.turn.seat == seat && table.phase == Phase::Playing)
+            .map(|h| h.hints(seat));
+        Ok((table.version, hints))
+    }
+
+    /// Streams `actor`'s updates after `after_version`: a snapshot first when it is 0, then every
+    /// stored event as the caller may see it (replayed from the store, then live), heartbeats
+    /// when quiet. Ends when the receiver is dropped.
+    pub async fn watch(
+        &self,
+        table_id: Uuid,
+        actor: &str,
+        after_version: u64,
+    ) -> Result<mpsc::Receiver<Result<Update, ServiceError>>, ServiceError> {
+        let first = self.read(table_id, actor).await?;
+        let seat = first.seat;
+        let (tx, rx) = mpsc::channel(64);
+        let tables = self.clone();
+        let mut latest = self.latest(table_id).subscribe();
+        tokio::spawn(async move {
+            let mut sent = after_version;
+            if after_version == 0 {
+                sent = first.summary.version;
+                if tx
+                    .send(Ok(Update::Snapshot(Box::new(first))))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            let mut seeds = BTreeMap::new();
+            let mut quiet = Duration::ZERO;
+            loop {
+                latest.borrow_and_update();
+                let events = match tables.store.load_after(table_id, sent, PAGE).await {
+                    Ok(events) => events,
+                    Err(e) => {
+                        let _ = tx.send(Err(e.into())).await;
+                        return;
+                    }
+                };
+                if events.iter().any(|e| matches!(e.event, TableEvent::HandDealt { hand_number, .. } if !seeds.contains_key(&hand_number)))
+                {
+                    match tables.store.seeds(table_id).await {
+                        Ok(s) => seeds = s,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.into())).await;
+                            return;
+                        }
+                    }
+                }
+                for e in &events {
+                    let shown = show(&e.event, seat, |n| seeds.get(&n).copied());
+                    let update = Update::Event {
+                        version: e.version,
+                        time: e.recorded_at,
+                        shown: Box::new(shown),
+                    };
+                    if tx.send(Ok(update)).await.is_err() {
+                        return;
+                    }
+                    sent = e.version;
+                }
+                if !events.is_empty() {
+                    quiet = Duration::ZERO;
+                    continue;
+                }
+                tokio::select! {
+                    () = tx.closed() => return,
+                    changed = tokio::time::timeout(RECHECK, latest.changed()) => {
+                        if changed.is_err() {
+                            quiet += RECHECK;
+                            if quiet >= HEARTBEAT {
+                                quiet = Duration::ZERO;
+                                if tx.send(Ok(Update::Heartbeat { version: sent })).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok(rx)
+    }
+}
+
+fn outcome_of(
+    table: &Table,
+    table_id: Uuid,
+    created_at: Option<DateTime<Utc>>,
+    actor: &str,
+    events: Vec<(u64, Shown)>,
+) -> Outcome {
+    let seat = table.seat_of(actor);
+    Outcome {
+        summary: summary(table, table_id, created_at),
+        seat,
+        events,
+        view: seat.and_then(|s| table.seat_view(s)),
+    }
+}
+
+fn decode_outcome(stored: &[u8]) -> Outcome {
+    serde_json::from_slice(stored).expect("stored outcomes decode")
+}
+
+/// The key a request id is de-duplicated under: the caller plus the id, so two players' ids never
+/// collide.
+fn request_key(actor: &str, request_id: &str) -> String {
+    format!("{actor} {request_id}")
+}
+
+/// A new table's id, derived from the creator and its request id (sha256), so a retried
+/// CreateTable lands on the same stream on any replica and is answered from `handled_commands`.
+fn derived_table_id(actor: &str, request_id: &str) -> Uuid {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("okey table v1\n{actor}\n{request_id}"));
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    sqlx::types::uuid::Builder::from_random_bytes(bytes).into_uuid()
+}

@@ -1,0 +1,424 @@
+//! Shared helpers of the table service's integration tests: test tokens, an in-process or
+//! spawned service on real PostgreSQL and NATS, gRPC clients per player, bots that play from each
+//! client's own seat view, and the checks against the stored events and deal seeds.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command as Process, Stdio};
+use std::time::{Duration, Instant};
+
+use okey_bots::{Bot, Level};
+use okey_platform::auth::Role;
+use okey_platform::testing::{TestInfra, test_token};
+use okey_platform::{ServiceKind, Settings};
+use okey_proto::v1 as pb;
+use okey_proto::v1::table_service_client::TableServiceClient;
+use okey_rules::{Deal, Hand, SeatView};
+use sqlx::postgres::PgPool;
+use table::domain::{Seed, Table, TableEvent, show};
+use table::grpc::{command_to_proto, event_to_proto};
+use table::store::{Recorded, Store};
+use tonic::transport::Channel;
+use tonic::{Request, Status};
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_table");
+
+/// A signed access token for `player` with `roles` (`admin` or `player`), by the platform's test
+/// key, which `TestInfra::env_for` makes the service trust.
+pub fn token(_settings: &Settings, player: &str, roles: &[&str]) -> String {
+    let roles: Vec<Role> = roles.iter().filter_map(|r| Role::parse(r)).collect();
+    test_token(player, &roles)
+}
+
+/// A service running in this test process.
+pub struct TestApp {
+    pub port: u16,
+    pub settings: Settings,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TestApp {
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+/// Settings for a test service on its own database and subject prefix.
+pub fn settings(infra: &TestInfra) -> Settings {
+    infra.settings_for(ServiceKind::Table)
+}
+
+/// Starts the service in-process on a free port with `settings`.
+pub async fn spawn_app(settings: Settings) -> TestApp {
+    let app = table::startup::Application::build(&settings)
+        .await
+        .expect("the service starts");
+    let port = app.local_addr().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        app.run_until_stopped(async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("clean stop");
+    });
+    TestApp {
+        port,
+        settings,
+        stop: Some(stop),
+        server: Some(server),
+    }
+}
+
+/// Starts the service binary with `env` on `port`.
+pub fn spawn_binary(env: &[(String, String)]) -> Child {
+    Process::new(BINARY)
+        .envs(env.iter().cloned())
+        .env("OKEY_TELEMETRY__LOG_FILTER", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the binary starts")
+}
+
+/// Settings matching an environment given to a spawned binary.
+pub fn settings_from_env(env: &[(String, String)]) -> Settings {
+    Settings::from_sources(ServiceKind::Table, None, env.iter().cloned()).unwrap()
+}
+
+/// Connects to `port`, retrying while the server starts.
+pub async fn connect(port: u16) -> Channel {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match Channel::from_shared(format!("http://127.0.0.1:{port}"))
+            .unwrap()
+            .connect()
+            .await
+        {
+            Ok(channel) => return channel,
+            Err(e) if Instant::now() > deadline => panic!("cannot connect to {port}: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// One player's gRPC client.
+#[derive(Clone)]
+pub struct Client {
+    /// The token subject.
+    pub id: String,
+    pub token: String,
+    pub api: TableServiceClient<Channel>,
+}
+
+impl Client {
+    pub fn new(channel: Channel, settings: &Settings, id: &str, roles: &[&str]) -> Client {
+        Client {
+            id: id.to_owned(),
+            token: token(settings, id, roles),
+            api: TableServiceClient::new(channel),
+        }
+    }
+
+    pub fn player(&self) -> String {
+        format!("players/{}", self.id)
+    }
+
+    pub fn req<T>(&self, message: T) -> Request<T> {
+        let mut r = Request::new(message);
+        r.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {}", self.token).parse().unwrap(),
+        );
+        r
+    }
+
+    pub async fn create(&mut self, rules: pb::RuleSet) -> String {
+        let r = self
+            .api
+            .create_table(self.req(pb::CreateTableRequest {
+                request_id: uuid(),
+                rules: Some(rules),
+                seats: vec![],
+            }))
+            .await
+            .expect("table created");
+        r.into_inner().table.unwrap().name
+    }
+
+    pub async fn join(&mut self, table: &str, seat: i32) -> pb::SeatView {
+        self.api
+            .join_seat(self.req(pb::JoinSeatRequest {
+                request_id: uuid(),
+                table: table.to_owned(),
+                seat: Some(seat),
+            }))
+            .await
+            .expect("joined")
+            .into_inner()
+            .view
+            .unwrap()
+    }
+
+    pub async fn view(&mut self, table: &str) -> Result<pb::SeatView, Status> {
+        Ok(self
+            .api
+            .get_seat_view(self.req(pb::GetSeatViewRequest {
+                table: table.to_owned(),
+            }))
+            .await?
+            .into_inner()
+            .view
+            .unwrap())
+    }
+
+    pub async fn submit(
+        &mut self,
+        table: &str,
+        request_id: &str,
+        command: pb::Command,
+    ) -> Result<pb::SubmitCommandResponse, Status> {
+        Ok(self
+            .api
+            .submit_command(self.req(pb::SubmitCommandRequest {
+                request_id: request_id.to_owned(),
+                table: table.to_owned(),
+                command: Some(command),
+                expected_version: None,
+            }))
+            .await?
+            .into_inner())
+    }
+}
+
+/// A fresh request id.
+pub fn uuid() -> String {
+    table::store::random_uuid().to_string()
+}
+
+/// The engine's view inside a wire view.
+pub fn engine_view(v: &pb::SeatView) -> SeatView {
+    serde_json::from_str(&v.engine_view).expect("engine_view is a SeatView")
+}
+
+/// Rules for tests: classic with a match of `hands` hands.
+pub fn rules(hands: i32) -> pb::RuleSet {
+    pb::RuleSet {
+        preset: "classic".into(),
+        match_length: Some(pb::MatchLength {
+            length: Some(pb::match_length::Length::Hands(hands)),
+        }),
+        ..Default::default()
+    }
+}
+
+/// Four players at a new table, seats 0-3, the first hand dealt.
+pub async fn seated_table(
+    channel: Channel,
+    settings: &Settings,
+    hands: i32,
+) -> (String, Vec<Client>) {
+    let mut admin = Client::new(channel.clone(), settings, "admin", &["admin"]);
+    let table = admin.create(rules(hands)).await;
+    let mut clients = Vec::new();
+    for seat in 0..4 {
+        let mut c = Client::new(
+            channel.clone(),
+            settings,
+            &format!("p{seat}-{}", uuid()),
+            &["player"],
+        );
+        c.join(&table, seat).await;
+        clients.push(c);
+    }
+    (table, clients)
+}
+
+/// Everything one client received.
+#[derive(Default)]
+pub struct Received {
+    pub views: Vec<pb::SeatView>,
+    /// `(version, event)`.
+    pub events: Vec<(i64, pb::TableEvent)>,
+}
+
+impl Received {
+    pub fn record(&mut self, r: &pb::SubmitCommandResponse) {
+        let n = r.events.len() as i64;
+        for (i, e) in r.events.iter().enumerate() {
+            self.events.push((r.version - n + 1 + i as i64, e.clone()));
+        }
+        if let Some(v) = &r.view {
+            self.views.push(v.clone());
+        }
+    }
+}
+
+/// Bots on each client's own view play until `done` says stop (checked on the acting seat's
+/// view before each command) or the match ends. Returns the commands played.
+pub async fn play(
+    table: &str,
+    clients: &mut [Client],
+    received: &mut [Received],
+    done: impl Fn(&pb::SeatView) -> bool,
+) -> usize {
+    let mut bots: Vec<Box<dyn Bot>> = (0..4).map(|_| Level::Strong.bot()).collect();
+    let mut hand = 0;
+    let mut turn = clients[0].view(table).await.unwrap().turn_seat as usize;
+    let mut commands = 0;
+    loop {
+        let view = clients[turn].view(table).await.unwrap();
+        received[turn].views.push(view.clone());
+        let summary = view.summary.as_ref().unwrap();
+        if summary.state == pb::TableState::Finished as i32 || done(&view) {
+            return commands;
+        }
+        if view.hand_number != hand {
+            hand = view.hand_number;
+            bots = (0..4).map(|_| Level::Strong.bot()).collect();
+        }
+        let engine = engine_view(&view);
+        let command = bots[turn].act(&engine);
+        let r = clients[turn]
+            .submit(table, &uuid(), command_to_proto(&command).unwrap())
+            .await
+            .unwrap_or_else(|e| panic!("seat {turn} {command:?} refused: {e:?}"));
+        commands += 1;
+        received[turn].record(&r);
+        let v = r.view.unwrap();
+        if v.summary.unwrap().state == pb::TableState::Finished as i32 {
+            return commands;
+        }
+        turn = v.turn_seat as usize;
+    }
+}
+
+/// The stored events and seeds of a table, read straight from its database.
+pub async fn stored(settings: &Settings, table: &str) -> (Vec<Recorded>, BTreeMap<u32, Seed>) {
+    let pool = PgPool::connect(settings.database.url.expose())
+        .await
+        .unwrap();
+    let store = Store::new(pool.clone());
+    let id = table.strip_prefix("tables/").unwrap().parse().unwrap();
+    let events = store.load_after(id, 0, 100_000).await.unwrap();
+    let seeds = store.seeds(id).await.unwrap();
+    pool.close().await;
+    (events, seeds)
+}
+
+/// Checks the log is 1..n without gaps.
+pub fn assert_gap_free(events: &[Recorded]) {
+    for (i, e) in events.iter().enumerate() {
+        assert_eq!(e.version, i as u64 + 1, "gap in the log");
+    }
+}
+
+/// Checks everything each seat received against the truth folded from the store: every view is
+/// exactly `SeatView::of(true hand, seat)` at its version (so no other rack, no pile order), every
+/// event is what that seat may see, dealt racks match the revealed seeds.
+pub fn check_received(events: &[Recorded], seeds: &BTreeMap<u32, Seed>, received: &[Received]) {
+    assert_gap_free(events);
+    let mut states: Vec<Option<Table>> = vec![None];
+    let mut table: Option<Table> = None;
+    for e in events {
+        match &mut table {
+            None => table = Some(Table::replay([&e.event], seeds.clone())),
+            Some(t) => t.evolve(&e.event),
+        }
+        states.push(table.clone());
+    }
+    for (seat, got) in received.iter().enumerate() {
+        let seat = seat as u8;
+        for v in &got.views {
+            let truth = states[v.version as usize].as_ref().unwrap();
+            let expected = truth.seat_view(seat).expect("a hand was dealt");
+            let engine = engine_view(v);
+            assert_eq!(
+                engine, expected,
+                "seat {seat} view at version {}",
+                v.version
+            );
+            let rack: Vec<String> = expected.rack.iter().map(ToString::to_string).collect();
+            assert_eq!(v.rack, rack);
+        }
+        for (version, ev) in &got.events {
+            let stored = &events[*version as usize - 1].event;
+            let shown = show(stored, Some(seat), |n| seeds.get(&n).copied());
+            assert_eq!(ev, &event_to_proto(&shown), "seat {seat} event {version}");
+            match &ev.event {
+                Some(pb::table_event::Event::TileDrawn(d)) if d.seat != seat as i32 => {
+                    assert!(d.tile.is_empty(), "seat {seat} saw seat {}'s draw", d.seat)
+                }
+                Some(pb::table_event::Event::HandStarted(h)) => {
+                    let seed = seeds[&(h.hand_number as u32)];
+                    let deal = Deal::from_seed(&seed, h.first_seat as u8);
+                    let rack: Vec<String> = deal.racks[seat as usize]
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect();
+                    assert_eq!(h.rack, rack);
+                    assert_eq!(h.seed_sha256, table::domain::seed_hash(&seed));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Folds the stored events of every finished hand with the engine alone and checks the scores
+/// each `HandEnded` recorded, and the match totals.
+pub fn check_scores(events: &[Recorded], seeds: &BTreeMap<u32, Seed>) -> usize {
+    let mut hands = 0;
+    let mut current: Option<Hand> = None;
+    let mut rules = None;
+    let mut totals = [0i64; 4];
+    let mut record = None;
+    for e in events {
+        match &e.event {
+            TableEvent::TableCreated { rules: r, .. } => {
+                rules = Some(r.clone());
+                record = Some(okey_rules::matches::Match::new(r.clone(), 0));
+            }
+            TableEvent::HandDealt {
+                hand_number,
+                first,
+                seed_sha256,
+                ..
+            } => {
+                let seed = seeds[hand_number];
+                assert_eq!(&table::domain::seed_hash(&seed), seed_sha256);
+                let start =
+                    Hand::start(rules.clone().unwrap(), Deal::from_seed(&seed, *first)).unwrap();
+                current = Some(Hand::from_start(&start));
+            }
+            TableEvent::Played { event, .. } => current.as_mut().unwrap().evolve(event),
+            TableEvent::HandEnded {
+                end,
+                result,
+                totals: t,
+                seed,
+                ..
+            } => {
+                let hand = current.as_mut().unwrap();
+                hand.evolve(&okey_rules::Event::HandEnded { end: *end });
+                let folded = okey_rules::matches::HandResult::of(hand).unwrap();
+                assert_eq!(&folded, result);
+                let record = record.as_mut().unwrap();
+                record.record(folded);
+                assert_eq!(&record.totals, t);
+                totals = *t;
+                assert_eq!(seed.len(), 64);
+                hands += 1;
+            }
+            TableEvent::MatchEnded { totals: t, .. } => assert_eq!(t, &totals),
+            _ => {}
+        }
+    }
+    hands
+}

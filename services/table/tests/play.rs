@@ -1,0 +1,39 @@
+//! Four gRPC clients, each driven by a bot on its own seat view, play complete hands and a
+//! complete match against the real service, PostgreSQL and NATS; everything each client received
+//! is checked against the stored events and the revealed deal seeds.
+
+mod common;
+
+use common::*;
+use okey_platform::testing::TestInfra;
+use okey_proto::v1 as pb;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_clients_play_a_complete_match_and_see_only_their_own_tiles() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &app.settings, 2).await;
+    let mut received: Vec<Received> = (0..4).map(|_| Received::default()).collect();
+
+    // The first hand to its end, then the rest of the match.
+    let first = play(&table, &mut clients, &mut received, |v| v.hand_number > 1).await;
+    assert!(first > 10, "a hand takes more than {first} commands");
+    play(&table, &mut clients, &mut received, |_| false).await;
+
+    let view = clients[0].view(&table).await.unwrap();
+    let summary = view.summary.unwrap();
+    assert_eq!(summary.state, pb::TableState::Finished as i32);
+
+    let (events, seeds) = stored(&app.settings, &table).await;
+    check_received(&events, &seeds, &received);
+    let hands = check_scores(&events, &seeds);
+    assert!(hands >= 2, "{hands} hands");
+    assert!(matches!(
+        events.last().unwrap().event,
+        table::domain::TableEvent::MatchEnded { .. }
+    ));
+    app.stop().await;
+}
