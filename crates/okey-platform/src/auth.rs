@@ -1,15 +1,23 @@
-//! Access-token verification: EdDSA JWTs whose `kid` picks one of several public keys, so keys can
-//! rotate without signing anyone out. The accounts service (issue 6) issues the tokens, serves
-//! the keys and mounts the tower layer that calls this on every request.
+//! Access-token verification and the authentication layer every service mounts.
+//!
+//! Tokens are EdDSA JWTs whose `kid` picks one of several public keys, so keys can rotate without
+//! signing anyone out. The accounts service issues them and serves the public keys
+//! (`ListPublicKeys`); the other services poll those keys ([`AuthLayer::from_settings`]) and never
+//! hold a secret. [`AuthLayer`] checks the token of every call against the service's
+//! [`AccessTable`] (full gRPC method path → who may call it), puts the [`Caller`] on the request
+//! extensions and refuses with UNAUTHENTICATED or PERMISSION_DENIED before any handler runs.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
 
-use crate::settings::AuthSettings;
+use crate::settings::{AuthSettings, Settings};
 use crate::status;
 
 /// The claims of an access token.
@@ -109,6 +117,25 @@ impl TokenVerifier {
         Ok(())
     }
 
+    /// Replaces the whole key set with `keys` (`kid`, JWK `x`); entries that do not parse are
+    /// skipped with an error log. Returns how many keys are now trusted.
+    pub fn replace_keys<'a>(&self, keys: impl IntoIterator<Item = (&'a str, &'a str)>) -> usize {
+        replace_keys_in(&self.keys, keys)
+    }
+
+    /// The key ids trusted now.
+    pub fn key_ids(&self) -> Vec<String> {
+        let mut kids: Vec<String> = self
+            .keys
+            .read()
+            .expect("key set lock poisoned")
+            .keys()
+            .cloned()
+            .collect();
+        kids.sort();
+        kids
+    }
+
     /// Forgets a retired key; tokens it signed are refused from now on.
     pub fn remove_key(&self, kid: &str) {
         self.keys
@@ -134,6 +161,479 @@ impl TokenVerifier {
                 ErrorKind::ExpiredSignature => AuthError::Expired,
                 _ => AuthError::Invalid(e.to_string()),
             })
+    }
+}
+
+fn replace_keys_in<'a>(
+    map: &RwLock<HashMap<String, DecodingKey>>,
+    keys: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> usize {
+    let mut parsed = HashMap::new();
+    for (kid, x) in keys {
+        match DecodingKey::from_ed_components(x) {
+            Ok(key) => {
+                parsed.insert(kid.to_owned(), key);
+            }
+            Err(e) => tracing::error!(kid, error = %e, "public key skipped: not Ed25519"),
+        }
+    }
+    let count = parsed.len();
+    *map.write().expect("key set lock poisoned") = parsed;
+    count
+}
+
+// ---- Roles and callers ---------------------------------------------------------------------
+
+/// What a caller may do. `admin` may do everything any other role may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Plays games.
+    Player,
+    /// Helps players: reads accounts and tables.
+    Support,
+    /// Reads finished hands, ledgers and statistics of everyone.
+    Analyst,
+    /// Everything.
+    Admin,
+}
+
+impl Role {
+    /// Every role.
+    pub const ALL: [Role; 4] = [Role::Player, Role::Support, Role::Analyst, Role::Admin];
+
+    /// The claim and database spelling: `player`, `support`, `analyst`, `admin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Player => "player",
+            Role::Support => "support",
+            Role::Analyst => "analyst",
+            Role::Admin => "admin",
+        }
+    }
+
+    /// Reads the spelling of [`Self::as_str`].
+    pub fn parse(text: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+}
+
+/// Who is calling, as the verified access token says. [`AuthLayer`] puts it on the request
+/// extensions of every authenticated call: `request.extensions().get::<Caller>()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The player id (the token's `sub`; resource name `players/{player_id}`).
+    pub player_id: String,
+    /// The caller's roles (unknown role names in the token are dropped).
+    pub roles: Vec<Role>,
+    /// When the token expires, seconds since the Unix epoch.
+    pub expires_at: u64,
+}
+
+impl Caller {
+    /// The caller of a verified token.
+    pub fn from_claims(claims: &Claims) -> Caller {
+        let mut roles: Vec<Role> = claims.roles.iter().filter_map(|r| Role::parse(r)).collect();
+        roles.sort();
+        roles.dedup();
+        Caller {
+            player_id: claims.sub.clone(),
+            roles,
+            expires_at: claims.exp,
+        }
+    }
+
+    /// True when the caller has `role`, or is an admin.
+    pub fn has_role(&self, role: Role) -> bool {
+        self.roles.contains(&role) || self.roles.contains(&Role::Admin)
+    }
+}
+
+// ---- Access tables -------------------------------------------------------------------------
+
+/// Who may call a gRPC method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, without a token (sign-in, key listing, health, reflection).
+    Public,
+    /// A caller with a valid token holding at least one of these roles (admin always passes);
+    /// an empty list means any signed-in caller.
+    Roles(&'static [Role]),
+}
+
+impl Access {
+    /// Any signed-in caller, whatever their roles.
+    pub const SIGNED_IN: Access = Access::Roles(&[]);
+}
+
+/// The platform's own methods, public on every service: load balancers and `grpcurl` call them
+/// without a token.
+pub const PLATFORM_PUBLIC_METHODS: [&str; 4] = [
+    "/grpc.health.v1.Health/Check",
+    "/grpc.health.v1.Health/Watch",
+    "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+];
+
+/// What each method of a service requires, by full gRPC path (`/okey.v1.TableService/JoinSeat`).
+/// A method missing from the table is admin-only: forgetting to list a new RPC fails closed.
+#[derive(Debug, Clone, Default)]
+pub struct AccessTable {
+    methods: HashMap<String, Access>,
+}
+
+impl AccessTable {
+    /// The service's methods plus [`PLATFORM_PUBLIC_METHODS`].
+    pub fn new(entries: &[(&str, Access)]) -> AccessTable {
+        let mut methods: HashMap<String, Access> = PLATFORM_PUBLIC_METHODS
+            .iter()
+            .map(|m| ((*m).to_owned(), Access::Public))
+            .collect();
+        methods.extend(entries.iter().map(|(m, a)| ((*m).to_owned(), *a)));
+        AccessTable { methods }
+    }
+
+    /// What `path` requires.
+    pub fn access(&self, path: &str) -> Access {
+        self.methods
+            .get(path)
+            .copied()
+            .unwrap_or(Access::Roles(&[Role::Admin]))
+    }
+}
+
+// ---- Public key documents ------------------------------------------------------------------
+
+/// One public key in JWK terms (Ed25519 only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicJwk {
+    /// Key id, as in the token header.
+    pub kid: String,
+    /// `OKP`.
+    #[serde(default = "okp")]
+    pub kty: String,
+    /// `Ed25519`.
+    #[serde(default = "ed25519")]
+    pub crv: String,
+    /// The public key, base64url without padding.
+    pub x: String,
+}
+
+fn okp() -> String {
+    "OKP".to_owned()
+}
+
+fn ed25519() -> String {
+    "Ed25519".to_owned()
+}
+
+/// A JWKS document: `{"keys": [...]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicKeySet {
+    /// The keys.
+    pub keys: Vec<PublicJwk>,
+}
+
+/// Why a JWKS document was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum KeySetError {
+    /// Not the JSON shape of a JWKS document.
+    #[error("not a JWKS document: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A key is not an Ed25519 public key.
+    #[error("key `{kid}` is not an Ed25519 public key (kty OKP, crv Ed25519, 32-byte x)")]
+    NotEd25519 {
+        /// The key id.
+        kid: String,
+    },
+}
+
+impl PublicKeySet {
+    /// Parses a JWKS document; empty text is an empty set.
+    pub fn parse(text: &str) -> Result<PublicKeySet, KeySetError> {
+        if text.trim().is_empty() {
+            return Ok(PublicKeySet::default());
+        }
+        let set: PublicKeySet = serde_json::from_str(text)?;
+        for key in &set.keys {
+            if key.kty != "OKP"
+                || key.crv != "Ed25519"
+                || DecodingKey::from_ed_components(&key.x).is_err()
+            {
+                return Err(KeySetError::NotEd25519 {
+                    kid: key.kid.clone(),
+                });
+            }
+        }
+        Ok(set)
+    }
+}
+
+// ---- The tower layer -----------------------------------------------------------------------
+
+/// Shortest time between two fetches of the public keys, however many unknown `kid`s arrive.
+const MIN_FETCH_GAP: Duration = Duration::from_secs(1);
+/// Longest wait between retries while the accounts service does not answer.
+const MAX_FETCH_BACKOFF: Duration = Duration::from_secs(30);
+
+struct AuthState {
+    verifier: TokenVerifier,
+    table: AccessTable,
+    /// Wakes the key poller early (a token named an unknown `kid`).
+    refresh: Option<Arc<Notify>>,
+}
+
+/// The authentication layer: verifies the bearer token (signature by `kid`, algorithm pinned to
+/// EdDSA, `exp`, `nbf`, `iss`, `aud`), puts the [`Caller`] on the request extensions and enforces
+/// the service's [`AccessTable`]. Mounted by [`crate::ServiceHost::with_auth`].
+#[derive(Clone)]
+pub struct AuthLayer {
+    state: Arc<AuthState>,
+}
+
+impl std::fmt::Debug for AuthLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthLayer")
+            .field("verifier", &self.state.verifier)
+            .finish()
+    }
+}
+
+impl AuthLayer {
+    /// A layer over a verifier whose keys the caller manages (the accounts service holds its
+    /// own signing keys).
+    pub fn new(verifier: TokenVerifier, table: AccessTable) -> AuthLayer {
+        AuthLayer {
+            state: Arc::new(AuthState {
+                verifier,
+                table,
+                refresh: None,
+            }),
+        }
+    }
+
+    /// The layer every service but accounts mounts: trusts the keys of `tokens.public_keys` and,
+    /// when `tokens.keys_url` is set, polls the accounts service's `ListPublicKeys` every
+    /// `tokens.keys_refresh_secs` (and soon after a token names an unknown `kid`). Needs a tokio
+    /// runtime; the poller stops when the layer is dropped.
+    pub fn from_settings(settings: &Settings, table: AccessTable) -> AuthLayer {
+        let verifier = TokenVerifier::new(&settings.auth);
+        // Validated when the settings were loaded.
+        let fixed = PublicKeySet::parse(&settings.tokens.public_keys).unwrap_or_default();
+        verifier.replace_keys(fixed.keys.iter().map(|k| (k.kid.as_str(), k.x.as_str())));
+        let url = settings.tokens.keys_url.trim().to_owned();
+        let refresh = if url.is_empty() {
+            None
+        } else {
+            let notify = Arc::new(Notify::new());
+            tokio::spawn(poll_public_keys(
+                Arc::downgrade(&verifier.keys),
+                fixed,
+                url,
+                Duration::from_secs(settings.tokens.keys_refresh_secs),
+                notify.clone(),
+            ));
+            Some(notify)
+        };
+        AuthLayer {
+            state: Arc::new(AuthState {
+                verifier,
+                table,
+                refresh,
+            }),
+        }
+    }
+
+    /// The verifier this layer checks tokens with (its keys follow the poller), for handlers
+    /// that check tokens themselves.
+    pub fn verifier(&self) -> TokenVerifier {
+        self.state.verifier.clone()
+    }
+
+    /// Checks one call: `Ok(None)` for a public method, `Ok(Some(caller))` for an authorized one,
+    /// otherwise the status to answer with.
+    pub fn authorize(
+        &self,
+        path: &str,
+        headers: &http::HeaderMap,
+    ) -> Result<Option<Caller>, tonic::Status> {
+        let required = match self.state.table.access(path) {
+            Access::Public => return Ok(None),
+            Access::Roles(roles) => roles,
+        };
+        let token = bearer_token(headers).ok_or_else(|| {
+            status::with_reason(
+                tonic::Code::Unauthenticated,
+                "token_invalid",
+                "this call needs `authorization: Bearer <access token>`",
+            )
+        })?;
+        let claims = match self.state.verifier.verify(token) {
+            Ok(claims) => claims,
+            Err(error) => {
+                if matches!(error, AuthError::UnknownKey)
+                    && let Some(refresh) = &self.state.refresh
+                {
+                    refresh.notify_one();
+                }
+                tracing::info!(method = path, %error, "call refused: token");
+                return Err(error.into());
+            }
+        };
+        let caller = Caller::from_claims(&claims);
+        if !required.is_empty() && !required.iter().any(|r| caller.has_role(*r)) {
+            let needed: Vec<&str> = required.iter().map(|r| r.as_str()).collect();
+            tracing::info!(method = path, player = %caller.player_id, ?needed, "call refused: role");
+            let details = tonic_types::ErrorDetails::with_error_info(
+                "role_required",
+                status::ERROR_DOMAIN,
+                HashMap::from([("roles".to_owned(), needed.join(","))]),
+            );
+            return Err(
+                <tonic::Status as tonic_types::StatusExt>::with_error_details(
+                    tonic::Code::PermissionDenied,
+                    format!("this call needs the role {}", needed.join(" or ")),
+                    details,
+                ),
+            );
+        }
+        Ok(Some(caller))
+    }
+}
+
+/// The token of `authorization: Bearer <token>`, if any.
+fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
+    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Keeps `verifier` in step with the accounts service's public keys until the layer is dropped.
+/// A failed fetch keeps the keys already known.
+async fn poll_public_keys(
+    keys: Weak<RwLock<HashMap<String, DecodingKey>>>,
+    fixed: PublicKeySet,
+    url: String,
+    interval: Duration,
+    wake: Arc<Notify>,
+) {
+    // Only a weak handle is held, so dropping the layer ends the task.
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        let wait = match fetch_public_keys(&url).await {
+            Ok(fetched) => {
+                let all: Vec<(&str, &str)> = fixed
+                    .keys
+                    .iter()
+                    .chain(fetched.keys.iter())
+                    .map(|k| (k.kid.as_str(), k.x.as_str()))
+                    .collect();
+                let Some(keys) = keys.upgrade() else { return };
+                let count = replace_keys_in(&keys, all);
+                tracing::debug!(count, "public keys refreshed");
+                backoff = Duration::from_millis(200);
+                interval
+            }
+            Err(error) => {
+                tracing::warn!(%url, %error, retry_in = ?backoff, "cannot fetch the public keys");
+                let wait = backoff;
+                backoff = (backoff * 2).min(MAX_FETCH_BACKOFF);
+                wait
+            }
+        };
+        if keys.strong_count() == 0 {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = wake.notified() => tokio::time::sleep(MIN_FETCH_GAP).await,
+        }
+    }
+}
+
+/// One call to `ListPublicKeys`.
+async fn fetch_public_keys(url: &str) -> Result<PublicKeySet, String> {
+    use okey_proto::v1::ListPublicKeysRequest;
+    use okey_proto::v1::accounts_service_client::AccountsServiceClient;
+    let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .map_err(|e| e.to_string())?
+        .connect_timeout(Duration::from_secs(2))
+        .timeout(Duration::from_secs(5));
+    let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+    let response = AccountsServiceClient::new(channel)
+        .list_public_keys(ListPublicKeysRequest {})
+        .await
+        .map_err(|e| format!("{}: {}", e.code(), e.message()))?
+        .into_inner();
+    Ok(PublicKeySet {
+        keys: response
+            .keys
+            .into_iter()
+            .filter(|k| k.kty == "OKP" && k.crv == "Ed25519")
+            .map(|k| PublicJwk {
+                kid: k.kid,
+                kty: k.kty,
+                crv: k.crv,
+                x: k.x,
+            })
+            .collect(),
+    })
+}
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = Authenticated<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Authenticated {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service made by [`AuthLayer`].
+#[derive(Clone)]
+pub struct Authenticated<S> {
+    inner: S,
+    layer: AuthLayer,
+}
+
+impl<S, ReqBody, ResBody> tower::Service<http::Request<ReqBody>> for Authenticated<S>
+where
+    S: tower::Service<http::Request<ReqBody>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ResBody: Default + Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send + 'static>,
+    >;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<ReqBody>) -> Self::Future {
+        match self
+            .layer
+            .authorize(request.uri().path(), request.headers())
+        {
+            Ok(caller) => {
+                if let Some(caller) = caller {
+                    request.extensions_mut().insert(caller);
+                }
+                Box::pin(self.inner.call(request))
+            }
+            Err(status) => {
+                let response = status.into_http::<ResBody>();
+                Box::pin(std::future::ready(Ok(response)))
+            }
+        }
     }
 }
 

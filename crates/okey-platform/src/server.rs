@@ -18,6 +18,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
+use crate::auth::{AccessTable, AuthLayer, TokenVerifier};
 use crate::dependencies::Dependencies;
 use crate::settings::ServerSettings;
 use crate::telemetry::GrpcTraceLayer;
@@ -48,6 +49,7 @@ pub struct ServiceHost {
     routes: RoutesBuilder,
     api_names: Vec<&'static str>,
     health: HealthReporter,
+    auth: Option<AuthLayer>,
 }
 
 impl ServiceHost {
@@ -66,6 +68,7 @@ impl ServiceHost {
             routes,
             api_names: Vec::new(),
             health,
+            auth: None,
         })
     }
 
@@ -93,6 +96,14 @@ impl ServiceHost {
     {
         self.routes.add_service(service);
         self.api_names.push(S::NAME);
+        self
+    }
+
+    /// Mounts the authentication layer: every call is checked against the service's access table
+    /// before it reaches a handler. A host without one refuses every call but health and
+    /// reflection.
+    pub fn with_auth(mut self, auth: AuthLayer) -> Self {
+        self.auth = Some(auth);
         self
     }
 
@@ -128,8 +139,22 @@ impl ServiceHost {
             set_all(&health, &health_names, ServingStatus::NotServing).await;
         };
 
-        // Every tower layer of every service, in order. Issue 6 adds authentication here.
-        let layers = tower::ServiceBuilder::new().layer(GrpcTraceLayer);
+        let auth = self.auth.take().unwrap_or_else(|| {
+            tracing::warn!("no authentication layer mounted: every API call is refused");
+            AuthLayer::new(
+                TokenVerifier::new(&crate::settings::AuthSettings {
+                    issuer: String::new(),
+                    audience: String::new(),
+                    leeway_secs: 0,
+                }),
+                AccessTable::new(&[]),
+            )
+        });
+        // Every tower layer of every service, in order: the trace span first, so refusals are
+        // traced too, then authentication.
+        let layers = tower::ServiceBuilder::new()
+            .layer(GrpcTraceLayer)
+            .layer(auth);
 
         let addr = self.local_addr();
         tracing::info!(%addr, apis = ?self.api_names, "listening");

@@ -74,6 +74,9 @@ pub struct Settings {
     pub telemetry: TelemetrySettings,
     /// Access-token checks.
     pub auth: AuthSettings,
+    /// Token keys and lifetimes: where verifiers find the public keys, and (accounts only) the
+    /// private keys that sign.
+    pub tokens: TokenSettings,
 }
 
 /// The gRPC server.
@@ -168,6 +171,28 @@ pub struct AuthSettings {
     pub audience: String,
     /// Seconds of clock skew tolerated on `exp` and `nbf`.
     pub leeway_secs: u64,
+}
+
+/// Token keys and lifetimes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenSettings {
+    /// Accounts only: the Ed25519 private keys, PKCS#8 PEM blocks one after the other. The first
+    /// signs new tokens; the others are still published so tokens they signed keep verifying
+    /// until they expire. Empty: a throwaway key is generated at start (local runs only).
+    pub signing_keys_pem: Secret<String>,
+    /// Lifetime of an access token.
+    pub access_ttl_secs: u64,
+    /// Lifetime of a refresh token.
+    pub refresh_ttl_secs: u64,
+    /// Public keys every service trusts without asking the accounts service, as a JWKS document
+    /// (`{"keys":[{"kid":"…","kty":"OKP","crv":"Ed25519","x":"…"}]}`); empty for none.
+    pub public_keys: String,
+    /// The accounts service's gRPC address (`http://host:port`) whose `ListPublicKeys` the other
+    /// services poll for the current keys; empty to rely on `tokens.public_keys` alone.
+    pub keys_url: String,
+    /// How often the public keys are fetched again (sooner when a token names an unknown `kid`).
+    pub keys_refresh_secs: u64,
 }
 
 /// A value that must never reach a log: `Debug` and `Display` print `[redacted]`.
@@ -352,6 +377,18 @@ impl Settings {
                 "must start with postgres:// (value not shown: it is secret)",
             ));
         }
+        if self.tokens.access_ttl_secs == 0 {
+            return Err(invalid("tokens.access_ttl_secs", "must be at least 1"));
+        }
+        if self.tokens.refresh_ttl_secs == 0 {
+            return Err(invalid("tokens.refresh_ttl_secs", "must be at least 1"));
+        }
+        if self.tokens.keys_refresh_secs == 0 {
+            return Err(invalid("tokens.keys_refresh_secs", "must be at least 1"));
+        }
+        if let Err(e) = crate::auth::PublicKeySet::parse(&self.tokens.public_keys) {
+            return Err(invalid("tokens.public_keys", &e.to_string()));
+        }
         if !self.redis.url.expose().starts_with("redis://") {
             return Err(invalid(
                 "redis.url",
@@ -399,6 +436,14 @@ otlp_endpoint = ""
 issuer = "okey-accounts"
 audience = "okey"
 leeway_secs = 30
+
+[tokens]
+signing_keys_pem = ""
+access_ttl_secs = 900
+refresh_ttl_secs = 2592000
+public_keys = ""
+keys_url = "http://127.0.0.1:50051"
+keys_refresh_secs = 300
 "#
     );
     text.parse().expect("built-in defaults are valid TOML")

@@ -11,7 +11,59 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+
+use crate::auth::{Claims, Role};
 use crate::settings::{ServiceKind, Settings};
+
+/// A throwaway Ed25519 key made for tests only; [`TestInfra::env_for`] makes every service trust
+/// it, so tests can mint tokens without the accounts service. Never configure it anywhere else.
+pub const TEST_SIGNING_KEY_PEM: &str = "-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
+-----END PRIVATE KEY-----";
+/// The public half of [`TEST_SIGNING_KEY_PEM`] (JWK `x`).
+pub const TEST_PUBLIC_X: &str = "Uhp-VQQKh77uODzvYuRej2naFoy6TYtg6qgH5oRHrkA";
+/// The `kid` of the test key.
+pub const TEST_KEY_ID: &str = "test-key";
+
+/// The JWKS document trusting the test key (the value of `tokens.public_keys` in tests).
+pub fn test_public_keys() -> String {
+    format!(
+        r#"{{"keys":[{{"kid":"{TEST_KEY_ID}","kty":"OKP","crv":"Ed25519","x":"{TEST_PUBLIC_X}"}}]}}"#
+    )
+}
+
+/// Claims for `player_id` with `roles`, valid for five minutes for the default issuer and
+/// audience.
+pub fn test_claims(player_id: &str, roles: &[Role]) -> Claims {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    Claims {
+        sub: player_id.to_owned(),
+        roles: roles.iter().map(|r| r.as_str().to_owned()).collect(),
+        iss: "okey-accounts".to_owned(),
+        aud: "okey".to_owned(),
+        exp: now + 300,
+        nbf: now.saturating_sub(1),
+        iat: now,
+    }
+}
+
+/// Signs `claims` with the test key under `kid` (usually [`TEST_KEY_ID`]).
+pub fn sign_test_token(kid: &str, claims: &Claims) -> String {
+    let mut header = Header::new(Algorithm::EdDSA);
+    header.kid = Some(kid.to_owned());
+    let key =
+        EncodingKey::from_ed_pem(TEST_SIGNING_KEY_PEM.as_bytes()).expect("the test key parses");
+    encode(&header, claims, &key).expect("claims serialize")
+}
+
+/// A valid access token for `player_id` with `roles`, signed by the test key.
+pub fn test_token(player_id: &str, roles: &[Role]) -> String {
+    sign_test_token(TEST_KEY_ID, &test_claims(player_id, roles))
+}
 
 /// Set to `1` to make infrastructure tests fail instead of skipping when it is down.
 pub const REQUIRE_INFRA_VAR: &str = "OKEY_TEST_REQUIRE_INFRA";
@@ -88,7 +140,8 @@ impl TestInfra {
     }
 
     /// `OKEY_…` variables that point a service at this infrastructure, on `port`, with a database
-    /// of its own and NATS subjects and Redis keys under a prefix of its own.
+    /// of its own and NATS subjects and Redis keys under a prefix of its own. The service trusts
+    /// the test key ([`test_token`]) and polls no accounts service for keys.
     pub fn env_for(&self, service: ServiceKind, port: u16) -> Vec<(String, String)> {
         let database = self.unique_database_url(service.name());
         let prefix = database.rsplit('/').next().unwrap_or("test").to_owned();
@@ -102,6 +155,8 @@ impl TestInfra {
             ("OKEY_NATS__SUBJECT_PREFIX".into(), prefix.clone()),
             ("OKEY_REDIS__URL".into(), self.redis_url.clone()),
             ("OKEY_REDIS__KEY_PREFIX".into(), prefix),
+            ("OKEY_TOKENS__PUBLIC_KEYS".into(), test_public_keys()),
+            ("OKEY_TOKENS__KEYS_URL".into(), String::new()),
         ]
     }
 
@@ -164,5 +219,22 @@ mod tests {
         let settings = infra.settings_for(ServiceKind::Scoring);
         assert_eq!(settings.server.port, 0);
         assert_eq!(settings.nats.url, "nats://127.0.0.1:2");
+        assert!(settings.tokens.public_keys.contains(TEST_KEY_ID));
+    }
+
+    #[test]
+    fn test_tokens_verify_with_the_test_key() {
+        let settings = Settings::from_sources(
+            ServiceKind::Table,
+            None,
+            [("OKEY_TOKENS__PUBLIC_KEYS", test_public_keys())],
+        )
+        .unwrap();
+        let verifier = crate::auth::TokenVerifier::new(&settings.auth);
+        verifier
+            .insert_ed25519_key(TEST_KEY_ID, TEST_PUBLIC_X)
+            .unwrap();
+        let claims = verifier.verify(&test_token("p1", &[Role::Player])).unwrap();
+        assert_eq!(claims.sub, "p1");
     }
 }

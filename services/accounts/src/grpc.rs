@@ -1,37 +1,167 @@
 //! The `okey.v1.AccountsService` API over gRPC: the only module of this service that knows the
-//! generated (prost) types; it converts them to domain types and maps domain errors to
-//! `tonic::Status` in one place.
-//!
-//! Every RPC answers UNIMPLEMENTED (`not_implemented_yet`) for now: the contract is in place, the
-//! behaviour arrives with issue 6 (accounts and authentication).
+//! generated (prost) types. It converts them to domain types, reads the caller that the platform's
+//! authentication layer put on the request, and maps [`AccountsError`] to `tonic::Status` in one
+//! place ([`to_status`]). Requests are never logged: they carry passwords and tokens.
 
-use okey_platform::Dependencies;
-use okey_platform::status::not_implemented_yet;
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use okey_platform::Secret;
+use okey_platform::auth::{Caller, Role};
+use okey_platform::status;
+use okey_proto::v1 as pb;
 use okey_proto::v1::accounts_service_server::AccountsService;
-use okey_proto::v1::{
-    GetProfileRequest, GetProfileResponse, GetStatisticsRequest, GetStatisticsResponse,
-    ListPublicKeysRequest, ListPublicKeysResponse, RefreshSessionRequest, RefreshSessionResponse,
-    SignInAsGuestRequest, SignInAsGuestResponse, SignInRequest, SignInResponse, SignOutRequest,
-    SignOutResponse, UpdateProfileRequest, UpdateProfileResponse, UpgradeGuestRequest,
-    UpgradeGuestResponse,
-};
-use tonic::{Request, Response, Status};
+use tonic::{Code, Request, Response, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+use uuid::Uuid;
 
-/// Where the RPCs of this API are going to come from.
-const ARRIVES_WITH: &str = "issue 6 (accounts and authentication)";
+use crate::accounts::{Account, AccountKind, Accounts, AccountsError, ProfileChange, Session};
 
 /// The AccountsService implementation.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AccountsApi {
-    /// Postgres (accounts, refresh tokens), NATS (statistics from table and scoring events) and Redis (sign-in rate limits).
-    #[allow(dead_code)] // Used once the RPCs are served.
-    dependencies: Dependencies,
+    accounts: Accounts,
 }
 
 impl AccountsApi {
-    /// An API over the service's connections.
-    pub fn new(dependencies: Dependencies) -> Self {
-        AccountsApi { dependencies }
+    /// The API over the service's state.
+    pub fn new(accounts: Accounts) -> Self {
+        AccountsApi { accounts }
+    }
+}
+
+/// The one mapping from domain errors to statuses (see common.proto's error model).
+pub fn to_status(error: AccountsError) -> Status {
+    let reason =
+        |code: Code, reason: &str, message: String| status::with_reason(code, reason, message);
+    match error {
+        AccountsError::InvalidArgument {
+            field,
+            reason,
+            message,
+        } => status::invalid_argument(reason, field, message),
+        e @ AccountsError::InvalidCredentials => {
+            reason(Code::Unauthenticated, "invalid_credentials", e.to_string())
+        }
+        e @ AccountsError::TooManyAttempts { retry_after } => {
+            let mut details = ErrorDetails::with_error_info(
+                "too_many_attempts",
+                status::ERROR_DOMAIN,
+                HashMap::new(),
+            );
+            details.set_retry_info(Some(retry_after));
+            Status::with_error_details(Code::ResourceExhausted, e.to_string(), details)
+        }
+        e @ AccountsError::UsernameTaken => {
+            reason(Code::AlreadyExists, "username_taken", e.to_string())
+        }
+        e @ AccountsError::NotAGuest => {
+            reason(Code::PermissionDenied, "not_a_guest", e.to_string())
+        }
+        e @ AccountsError::RefreshTokenReused => {
+            reason(Code::Unauthenticated, "refresh_token_reused", e.to_string())
+        }
+        e @ AccountsError::RefreshTokenInvalid => {
+            reason(Code::Unauthenticated, "token_invalid", e.to_string())
+        }
+        e @ AccountsError::NotFound => reason(Code::NotFound, "player_not_found", e.to_string()),
+        e @ AccountsError::NotYours => {
+            reason(Code::PermissionDenied, "not_your_profile", e.to_string())
+        }
+        e @ AccountsError::Unauthenticated => {
+            reason(Code::Unauthenticated, "token_invalid", e.to_string())
+        }
+        e @ (AccountsError::Database(_) | AccountsError::Redis(_)) => {
+            tracing::error!(error = %e, "dependency failed");
+            reason(
+                Code::Unavailable,
+                "dependency_unavailable",
+                "a dependency of the accounts service is unavailable; retry".into(),
+            )
+        }
+        e @ AccountsError::Internal(_) => {
+            tracing::error!(error = %e, "internal error");
+            Status::internal("internal error")
+        }
+    }
+}
+
+fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| Uuid::parse_str(&c.player_id).ok())
+        .ok_or_else(|| to_status(AccountsError::Unauthenticated))
+}
+
+/// Reads `players/{id}` or `players/me` (then `suffix`, e.g. `/statistics`).
+fn player_name(
+    name: &str,
+    suffix: &str,
+    me: Option<Uuid>,
+    field: &'static str,
+) -> Result<Uuid, Status> {
+    let bad = || {
+        status::invalid_argument(
+            "invalid_name",
+            field,
+            format!("expected `players/{{player}}{suffix}` or `players/me{suffix}`"),
+        )
+    };
+    let id = name
+        .strip_prefix("players/")
+        .and_then(|rest| rest.strip_suffix(suffix))
+        .ok_or_else(bad)?;
+    if id == "me" {
+        return me.ok_or_else(|| to_status(AccountsError::Unauthenticated));
+    }
+    Uuid::parse_str(id).map_err(|_| bad())
+}
+
+fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.timestamp(),
+        nanos: t.timestamp_subsec_nanos() as i32,
+    }
+}
+
+fn role_to_proto(role: Role) -> pb::Role {
+    match role {
+        Role::Player => pb::Role::Player,
+        Role::Support => pb::Role::Support,
+        Role::Analyst => pb::Role::Analyst,
+        Role::Admin => pb::Role::Admin,
+    }
+}
+
+fn account_to_proto(a: &Account) -> pb::Account {
+    pb::Account {
+        name: format!("players/{}", a.player_id),
+        kind: match a.kind {
+            AccountKind::Guest => pb::AccountKind::Guest,
+            AccountKind::Permanent => pb::AccountKind::Permanent,
+        } as i32,
+        username: a.username.clone().unwrap_or_default(),
+        roles: a.roles.iter().map(|r| role_to_proto(*r) as i32).collect(),
+        create_time: Some(timestamp(a.created_at)),
+    }
+}
+
+fn profile_to_proto(a: &Account) -> pb::Profile {
+    pb::Profile {
+        name: format!("players/{}", a.player_id),
+        display_name: a.display_name.clone(),
+        avatar_ref: a.avatar_ref.clone(),
+        update_time: Some(timestamp(a.updated_at)),
+    }
+}
+
+fn session_to_proto(s: Session) -> pb::Session {
+    pb::Session {
+        access_token: s.access_token.expose().clone(),
+        access_token_expire_time: Some(timestamp(s.access_expires_at)),
+        refresh_token: s.refresh_token.expose().clone(),
+        refresh_token_expire_time: Some(timestamp(s.refresh_expires_at)),
     }
 }
 
@@ -39,91 +169,195 @@ impl AccountsApi {
 impl AccountsService for AccountsApi {
     async fn sign_in_as_guest(
         &self,
-        _request: Request<SignInAsGuestRequest>,
-    ) -> Result<Response<SignInAsGuestResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/SignInAsGuest",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::SignInAsGuestRequest>,
+    ) -> Result<Response<pb::SignInAsGuestResponse>, Status> {
+        let r = request.into_inner();
+        let (account, session, created) = self
+            .accounts
+            .sign_in_as_guest(&r.device_id, &r.display_name)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::SignInAsGuestResponse {
+            account: Some(account_to_proto(&account)),
+            session: Some(session_to_proto(session)),
+            created,
+        }))
     }
 
     async fn upgrade_guest(
         &self,
-        _request: Request<UpgradeGuestRequest>,
-    ) -> Result<Response<UpgradeGuestResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/UpgradeGuest",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::UpgradeGuestRequest>,
+    ) -> Result<Response<pb::UpgradeGuestResponse>, Status> {
+        let player = caller(&request)?;
+        let r = request.into_inner();
+        let password = Secret::new(r.password);
+        let (account, session) = self
+            .accounts
+            .upgrade_guest(player, &r.request_id, &r.username, &password)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::UpgradeGuestResponse {
+            account: Some(account_to_proto(&account)),
+            session: Some(session_to_proto(session)),
+        }))
     }
 
     async fn sign_in(
         &self,
-        _request: Request<SignInRequest>,
-    ) -> Result<Response<SignInResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/SignIn",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::SignInRequest>,
+    ) -> Result<Response<pb::SignInResponse>, Status> {
+        let address = request
+            .remote_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_else(|| "unknown".to_owned());
+        let r = request.into_inner();
+        let password = Secret::new(r.password);
+        let device = Some(r.device_id.as_str()).filter(|d| !d.is_empty());
+        let (account, session) = self
+            .accounts
+            .sign_in(&r.username, &password, device, &address)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::SignInResponse {
+            account: Some(account_to_proto(&account)),
+            session: Some(session_to_proto(session)),
+        }))
     }
 
     async fn refresh_session(
         &self,
-        _request: Request<RefreshSessionRequest>,
-    ) -> Result<Response<RefreshSessionResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/RefreshSession",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::RefreshSessionRequest>,
+    ) -> Result<Response<pb::RefreshSessionResponse>, Status> {
+        let r = request.into_inner();
+        let token = Secret::new(r.refresh_token);
+        let session = self
+            .accounts
+            .refresh(&token, &r.request_id)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::RefreshSessionResponse {
+            session: Some(session_to_proto(session)),
+        }))
     }
 
     async fn sign_out(
         &self,
-        _request: Request<SignOutRequest>,
-    ) -> Result<Response<SignOutResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/SignOut",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::SignOutRequest>,
+    ) -> Result<Response<pb::SignOutResponse>, Status> {
+        let r = request.into_inner();
+        let token = Secret::new(r.refresh_token);
+        self.accounts
+            .sign_out(&token, r.everywhere)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::SignOutResponse {}))
     }
 
     async fn get_profile(
         &self,
-        _request: Request<GetProfileRequest>,
-    ) -> Result<Response<GetProfileResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/GetProfile",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::GetProfileRequest>,
+    ) -> Result<Response<pb::GetProfileResponse>, Status> {
+        let me = caller(&request).ok();
+        let player = player_name(&request.get_ref().name, "", me, "name")?;
+        let account = self.accounts.account(player).await.map_err(to_status)?;
+        Ok(Response::new(pb::GetProfileResponse {
+            profile: Some(profile_to_proto(&account)),
+        }))
     }
 
     async fn update_profile(
         &self,
-        _request: Request<UpdateProfileRequest>,
-    ) -> Result<Response<UpdateProfileResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/UpdateProfile",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::UpdateProfileRequest>,
+    ) -> Result<Response<pb::UpdateProfileResponse>, Status> {
+        let me = caller(&request)?;
+        let r = request.into_inner();
+        let profile = r.profile.unwrap_or_default();
+        let player = player_name(&profile.name, "", Some(me), "profile.name")?;
+        if player != me {
+            return Err(to_status(AccountsError::NotYours));
+        }
+        let paths = r.update_mask.map(|m| m.paths).unwrap_or_default();
+        let wants = |field: &str| paths.is_empty() || paths.iter().any(|p| p == field);
+        if let Some(unknown) = paths
+            .iter()
+            .find(|p| *p != "display_name" && *p != "avatar_ref")
+        {
+            return Err(status::invalid_argument(
+                "invalid_update_mask",
+                "update_mask",
+                format!("cannot update `{unknown}`: only display_name and avatar_ref"),
+            ));
+        }
+        let change = ProfileChange {
+            display_name: wants("display_name").then_some(profile.display_name),
+            avatar_ref: wants("avatar_ref").then_some(profile.avatar_ref),
+        };
+        let account = self
+            .accounts
+            .update_profile(me, change)
+            .await
+            .map_err(to_status)?;
+        Ok(Response::new(pb::UpdateProfileResponse {
+            profile: Some(profile_to_proto(&account)),
+        }))
     }
 
     async fn get_statistics(
         &self,
-        _request: Request<GetStatisticsRequest>,
-    ) -> Result<Response<GetStatisticsResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/GetStatistics",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::GetStatisticsRequest>,
+    ) -> Result<Response<pb::GetStatisticsResponse>, Status> {
+        let me = caller(&request).ok();
+        let player = player_name(&request.get_ref().name, "/statistics", me, "name")?;
+        let s = self.accounts.statistics(player).await.map_err(to_status)?;
+        Ok(Response::new(pb::GetStatisticsResponse {
+            statistics: Some(pb::Statistics {
+                name: format!("players/{}/statistics", s.player_id),
+                hands_played: s.hands_played,
+                hands_won: s.hands_won,
+                matches_played: s.matches_played,
+                matches_won: s.matches_won,
+                mean_hand_score: s.mean_hand_score(),
+                hands_opened: s.hands_opened,
+                pair_openings: s.pair_openings,
+                update_time: Some(timestamp(s.updated_at)),
+            }),
+        }))
     }
 
     async fn list_public_keys(
         &self,
-        _request: Request<ListPublicKeysRequest>,
-    ) -> Result<Response<ListPublicKeysResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.AccountsService/ListPublicKeys",
-            ARRIVES_WITH,
-        ))
+        _request: Request<pb::ListPublicKeysRequest>,
+    ) -> Result<Response<pb::ListPublicKeysResponse>, Status> {
+        let keys = self.accounts.keys();
+        let retired = timestamp(keys.since());
+        Ok(Response::new(pb::ListPublicKeysResponse {
+            keys: keys
+                .public_jwks()
+                .into_iter()
+                .enumerate()
+                .map(|(i, k)| pb::PublicKey {
+                    kid: k.kid,
+                    kty: k.kty,
+                    crv: k.crv,
+                    x: k.x,
+                    alg: "EdDSA".into(),
+                    retire_time: (i > 0).then_some(retired),
+                })
+                .collect(),
+            issuer: self.accounts.issuer().to_owned(),
+            audience: self.accounts.audience().to_owned(),
+        }))
+    }
+
+    async fn get_account(
+        &self,
+        request: Request<pb::GetAccountRequest>,
+    ) -> Result<Response<pb::GetAccountResponse>, Status> {
+        let me = caller(&request).ok();
+        let player = player_name(&request.get_ref().name, "", me, "name")?;
+        let account = self.accounts.account(player).await.map_err(to_status)?;
+        Ok(Response::new(pb::GetAccountResponse {
+            account: Some(account_to_proto(&account)),
+        }))
     }
 }

@@ -1,5 +1,5 @@
 //! The accounts service against real PostgreSQL, NATS and Redis: it reports SERVING once its
-//! dependencies answer, answers its API with the documented error, refuses a bad setting by name,
+//! dependencies answer, serves its public keys without a token, refuses a bad setting by name,
 //! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period.
 
 use std::process::{Command, Stdio};
@@ -13,7 +13,6 @@ use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
-use tonic_types::StatusExt;
 
 const SERVICE: ServiceKind = ServiceKind::Accounts;
 const API: &str = "okey.v1.AccountsService";
@@ -75,15 +74,18 @@ async fn reports_serving_once_its_dependencies_answer() {
     wait_for_health(channel.clone(), API, ServingStatus::Serving).await;
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
 
-    let error = AccountsServiceClient::new(channel)
+    let keys = AccountsServiceClient::new(channel)
         .list_public_keys(ListPublicKeysRequest::default())
         .await
-        .expect_err("no RPC is served yet");
-    assert_eq!(error.code(), tonic::Code::Unimplemented);
-    let details = error.get_error_details();
-    let info = details.error_info().expect("ErrorInfo detail");
-    assert_eq!(info.reason, "not_implemented_yet");
-    assert_eq!(info.domain, "okey.v1");
+        .expect("the keys are public")
+        .into_inner();
+    assert_eq!(
+        keys.keys.len(),
+        1,
+        "one generated key when none is configured"
+    );
+    assert_eq!(keys.keys[0].alg, "EdDSA");
+    assert_eq!(keys.issuer, "okey-accounts");
 
     stop.send(()).expect("server still running");
     server.await.expect("server task").expect("clean stop");

@@ -57,6 +57,17 @@ async fn wait_for_health(channel: Channel, service: &str, wanted: ServingStatus)
     }
 }
 
+/// A request carrying a player's access token (signed by the test key the test settings trust).
+fn signed_in<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let token = okey_platform::testing::test_token("p1", &[okey_platform::auth::Role::Player]);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII token"),
+    );
+    request
+}
+
 #[tokio::test]
 async fn reports_serving_once_its_dependencies_answer() {
     let Some(infra) = TestInfra::from_env() else {
@@ -76,7 +87,7 @@ async fn reports_serving_once_its_dependencies_answer() {
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
 
     let error = MatchmakingServiceClient::new(channel)
-        .get_room(GetRoomRequest::default())
+        .get_room(signed_in(GetRoomRequest::default()))
         .await
         .expect_err("no RPC is served yet");
     assert_eq!(error.code(), tonic::Code::Unimplemented);

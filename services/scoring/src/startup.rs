@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 
+use okey_platform::auth::{Access, AccessTable, AuthLayer};
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
@@ -20,6 +21,21 @@ const NEEDS: Needs = Needs {
     nats: true,
     redis: false,
 };
+
+/// Who may call what (checked by the platform's authentication layer before any handler).
+/// Every RPC needs a signed-in caller; finer checks (whose data) are the handlers'.
+const ACCESS: &[(&str, Access)] = &[
+    ("/okey.v1.ScoringService/ListStandings", Access::SIGNED_IN),
+    (
+        "/okey.v1.ScoringService/ListLedgerEntries",
+        Access::SIGNED_IN,
+    ),
+    ("/okey.v1.ScoringService/GetMatchResult", Access::SIGNED_IN),
+    (
+        "/okey.v1.ScoringService/ListMatchResults",
+        Access::SIGNED_IN,
+    ),
+];
 
 /// Why the service could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +61,9 @@ impl Application {
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
         let api = ScoringServiceServer::new(ScoringApi::new(dependencies.clone()));
         Ok(Application {
-            host: host.add_api(api),
+            host: host
+                .add_api(api)
+                .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
             dependencies,
         })
     }

@@ -1,0 +1,820 @@
+//! What the accounts service does: guests, upgrades, sign-in, rotating refresh tokens, profiles,
+//! statistics reads. Plain types in, plain types out; `grpc` converts them.
+//!
+//! Refresh tokens: 32 random bytes, given to the client once and stored only as a SHA-256 hash.
+//! Every sign-in starts a family; RefreshSession marks the presented token used and issues its
+//! child in the same family. A used token presented again means it was copied: the whole family
+//! is revoked and the caller gets `refresh_token_reused`. The one exception is a retry of the
+//! same rotation (same client request id): the child it made is revoked and a new one issued.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use argon2::Argon2;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Utc};
+use okey_platform::Secret;
+use okey_platform::auth::{Claims, Role};
+use okey_platform::settings::Settings;
+use sha2::{Digest, Sha256};
+use sqlx::{PgPool, Postgres, Row, Transaction};
+use uuid::Uuid;
+
+use crate::keys::{KeyError, SigningKeys};
+use crate::limiter::{SignInLimiter, Verdict};
+
+/// Why an accounts operation failed. `grpc` maps each variant to one status.
+#[derive(Debug, thiserror::Error)]
+pub enum AccountsError {
+    /// A request field is malformed.
+    #[error("{message}")]
+    InvalidArgument {
+        /// Request field path.
+        field: &'static str,
+        /// Reason code.
+        reason: &'static str,
+        /// For people.
+        message: String,
+    },
+    /// Wrong username or password (never says which).
+    #[error("wrong username or password")]
+    InvalidCredentials,
+    /// Too many wrong passwords for this account or address.
+    #[error("too many sign-in attempts; try again later")]
+    TooManyAttempts {
+        /// When the client may try again.
+        retry_after: Duration,
+    },
+    /// The username belongs to another account.
+    #[error("this username is taken")]
+    UsernameTaken,
+    /// The account already has a password.
+    #[error("this account is not a guest")]
+    NotAGuest,
+    /// A used refresh token was presented again; its family is revoked.
+    #[error("this refresh token was already used; every session of its sign-in is ended")]
+    RefreshTokenReused,
+    /// The refresh token is unknown, expired or revoked.
+    #[error("the refresh token is not valid; sign in again")]
+    RefreshTokenInvalid,
+    /// No such player.
+    #[error("no such player")]
+    NotFound,
+    /// The caller may not change this resource.
+    #[error("only the player may change their own profile")]
+    NotYours,
+    /// The call needs a signed-in caller and has none.
+    #[error("this call needs an access token")]
+    Unauthenticated,
+    /// PostgreSQL failed.
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Redis failed (sign-in limits).
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    /// Signing or hashing failed.
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl From<KeyError> for AccountsError {
+    fn from(e: KeyError) -> Self {
+        AccountsError::Internal(e.to_string())
+    }
+}
+
+fn invalid(field: &'static str, reason: &'static str, message: impl Into<String>) -> AccountsError {
+    AccountsError::InvalidArgument {
+        field,
+        reason,
+        message: message.into(),
+    }
+}
+
+/// Guest or permanent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountKind {
+    /// Bound to a device.
+    Guest,
+    /// Has a username and password.
+    Permanent,
+}
+
+/// A player's account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    /// Player id.
+    pub player_id: Uuid,
+    /// Guest or permanent.
+    pub kind: AccountKind,
+    /// Username of a permanent account.
+    pub username: Option<String>,
+    /// Roles.
+    pub roles: Vec<Role>,
+    /// Display name.
+    pub display_name: String,
+    /// Avatar reference.
+    pub avatar_ref: String,
+    /// Created.
+    pub created_at: DateTime<Utc>,
+    /// Profile last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A signed-in session. `Debug` never shows the tokens.
+#[derive(Clone)]
+pub struct Session {
+    /// The access JWT.
+    pub access_token: Secret<String>,
+    /// When it expires.
+    pub access_expires_at: DateTime<Utc>,
+    /// The opaque refresh token.
+    pub refresh_token: Secret<String>,
+    /// When it expires.
+    pub refresh_expires_at: DateTime<Utc>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("access_expires_at", &self.access_expires_at)
+            .field("refresh_expires_at", &self.refresh_expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A player's statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Statistics {
+    /// Player id.
+    pub player_id: Uuid,
+    /// Hands played to their end.
+    pub hands_played: i64,
+    /// Hands won.
+    pub hands_won: i64,
+    /// Matches played.
+    pub matches_played: i64,
+    /// Matches won.
+    pub matches_won: i64,
+    /// Sum of end-of-hand scores and penalties.
+    pub score_sum: i64,
+    /// Hands opened.
+    pub hands_opened: i64,
+    /// Hands opened with pairs.
+    pub pair_openings: i64,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Statistics {
+    /// Mean score per hand (0 before the first hand).
+    pub fn mean_hand_score(&self) -> f64 {
+        if self.hands_played == 0 {
+            0.0
+        } else {
+            self.score_sum as f64 / self.hands_played as f64
+        }
+    }
+}
+
+/// Which fields of a profile to change.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileChange {
+    /// New display name.
+    pub display_name: Option<String>,
+    /// New avatar reference.
+    pub avatar_ref: Option<String>,
+}
+
+/// The service's state: its pool, keys and limits.
+#[derive(Clone)]
+pub struct Accounts {
+    pool: PgPool,
+    keys: Arc<SigningKeys>,
+    limiter: SignInLimiter,
+    issuer: String,
+    audience: String,
+    access_ttl: Duration,
+    refresh_ttl: Duration,
+    hasher: Argon2<'static>,
+}
+
+/// An argon2id hash of nothing in particular: unknown usernames are checked against it so they
+/// take as long to refuse as wrong passwords.
+static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
+    Argon2::default()
+        .hash_password(b"no account has this password")
+        .map(|h| h.to_string())
+        .unwrap_or_default()
+});
+
+impl Accounts {
+    /// The service over its pool, keys and limiter.
+    pub fn new(
+        pool: PgPool,
+        keys: Arc<SigningKeys>,
+        limiter: SignInLimiter,
+        settings: &Settings,
+    ) -> Self {
+        Accounts {
+            pool,
+            keys,
+            limiter,
+            issuer: settings.auth.issuer.clone(),
+            audience: settings.auth.audience.clone(),
+            access_ttl: Duration::from_secs(settings.tokens.access_ttl_secs),
+            refresh_ttl: Duration::from_secs(settings.tokens.refresh_ttl_secs),
+            hasher: Argon2::default(),
+        }
+    }
+
+    /// The `iss` of the tokens issued.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The `aud` of the tokens issued.
+    pub fn audience(&self) -> &str {
+        &self.audience
+    }
+
+    /// The signing keys (for ListPublicKeys).
+    pub fn keys(&self) -> &SigningKeys {
+        &self.keys
+    }
+
+    /// Signs in the guest of `device_id`, creating it on first use. Returns whether it was
+    /// created.
+    pub async fn sign_in_as_guest(
+        &self,
+        device_id: &str,
+        display_name: &str,
+    ) -> Result<(Account, Session, bool), AccountsError> {
+        let device_id = device_id.trim();
+        if !(8..=128).contains(&device_id.chars().count()) {
+            return Err(invalid(
+                "device_id",
+                "missing_field",
+                "device_id must be 8–128 characters",
+            ));
+        }
+        let display_name = display_name.trim();
+        if display_name.chars().count() > 24 {
+            return Err(invalid(
+                "display_name",
+                "invalid_display_name",
+                "display_name must be at most 24 characters",
+            ));
+        }
+        let mut tx = self.pool.begin().await?;
+        let existing: Option<Uuid> =
+            sqlx::query_scalar("SELECT player_id FROM devices WHERE device_id = $1")
+                .bind(device_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let (player_id, created) = match existing {
+            Some(id) => (id, false),
+            None => {
+                let id = Uuid::new_v4();
+                let name = if display_name.is_empty() {
+                    format!("Guest-{}", &id.simple().to_string()[..6])
+                } else {
+                    display_name.to_owned()
+                };
+                sqlx::query(
+                    "INSERT INTO accounts (player_id, kind, display_name) VALUES ($1, 'guest', $2)",
+                )
+                .bind(id)
+                .bind(&name)
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query("INSERT INTO statistics (player_id) VALUES ($1)")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                let bound = sqlx::query(
+                    "INSERT INTO devices (device_id, player_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                )
+                .bind(device_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+                if bound.rows_affected() == 0 {
+                    // Another call for this device won the race: use its guest.
+                    tx.rollback().await?;
+                    return Box::pin(self.sign_in_as_guest(device_id, display_name)).await;
+                }
+                (id, true)
+            }
+        };
+        let account = load_account(&mut tx, player_id).await?;
+        if account.kind != AccountKind::Guest {
+            return Err(AccountsError::NotAGuest);
+        }
+        let session = self
+            .start_session(&mut tx, &account, Some(device_id), Uuid::new_v4(), None)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(player = %player_id, created, "guest signed in");
+        Ok((account, session, created))
+    }
+
+    /// Turns the caller's guest account into a permanent one, same player id. Every earlier
+    /// session of the guest is ended; a new one is returned.
+    pub async fn upgrade_guest(
+        &self,
+        player_id: Uuid,
+        request_id: &str,
+        username: &str,
+        password: &Secret<String>,
+    ) -> Result<(Account, Session), AccountsError> {
+        let username = normalize_username(username)?;
+        check_password(password)?;
+        let mut tx = self.pool.begin().await?;
+        let account = lock_account(&mut tx, player_id).await?;
+        if account.kind == AccountKind::Permanent {
+            // A retry of the upgrade that made it permanent gets a session; anything else is
+            // refused.
+            let handled: Option<i32> = sqlx::query_scalar(
+                "SELECT 1 FROM handled_requests WHERE caller = $1 AND request_id = $2 AND rpc = 'UpgradeGuest'",
+            )
+            .bind(player_id.to_string())
+            .bind(request_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if handled.is_none()
+                || request_id.is_empty()
+                || account.username.as_deref() != Some(&username)
+            {
+                return Err(AccountsError::NotAGuest);
+            }
+        } else {
+            let hash = self.hash_password(password).await?;
+            let updated = sqlx::query(
+                "UPDATE accounts SET kind = 'permanent', username = $2, password_hash = $3, updated_at = now() WHERE player_id = $1",
+            )
+            .bind(player_id)
+            .bind(&username)
+            .bind(hash)
+            .execute(&mut *tx)
+            .await;
+            match updated {
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                    return Err(AccountsError::UsernameTaken);
+                }
+                other => {
+                    other?;
+                }
+            }
+            sqlx::query(
+                "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'upgraded' WHERE player_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(player_id)
+            .execute(&mut *tx)
+            .await?;
+            if !request_id.is_empty() {
+                sqlx::query(
+                    "INSERT INTO handled_requests (request_id, caller, rpc, response) VALUES ($1, $2, 'UpgradeGuest', '') ON CONFLICT DO NOTHING",
+                )
+                .bind(request_id)
+                .bind(player_id.to_string())
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+        let account = load_account(&mut tx, player_id).await?;
+        let session = self
+            .start_session(&mut tx, &account, None, Uuid::new_v4(), None)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(player = %player_id, "guest upgraded");
+        Ok((account, session))
+    }
+
+    /// Signs in with username and password, within the attempt limits of `address`.
+    pub async fn sign_in(
+        &self,
+        username: &str,
+        password: &Secret<String>,
+        device_id: Option<&str>,
+        address: &str,
+    ) -> Result<(Account, Session), AccountsError> {
+        let username = username.trim().to_lowercase();
+        if username.is_empty() || username.len() > 64 || password.expose().len() > 256 {
+            return Err(AccountsError::InvalidCredentials);
+        }
+        match self.limiter.check(&username, address).await? {
+            Verdict::Refuse(retry_after) => {
+                tracing::warn!(%username, address, "sign-in refused: too many failures");
+                return Err(AccountsError::TooManyAttempts { retry_after });
+            }
+            Verdict::Proceed(delay) if !delay.is_zero() => {
+                tracing::info!(%username, address, ?delay, "sign-in slowed");
+                tokio::time::sleep(delay).await;
+            }
+            Verdict::Proceed(_) => {}
+        }
+        let row = sqlx::query(
+            "SELECT player_id, password_hash FROM accounts WHERE username = $1 AND kind = 'permanent'",
+        )
+        .bind(&username)
+        .fetch_optional(&self.pool)
+        .await?;
+        let (player_id, hash) = match &row {
+            Some(row) => (Some(row.get::<Uuid, _>(0)), row.get::<String, _>(1)),
+            None => (None, DUMMY_HASH.clone()),
+        };
+        let matches = self.verify_password(password, hash).await;
+        let Some(player_id) = player_id.filter(|_| matches) else {
+            self.limiter.record_failure(&username, address).await?;
+            tracing::info!(%username, address, "sign-in failed: wrong credentials");
+            return Err(AccountsError::InvalidCredentials);
+        };
+        self.limiter.record_success(&username, address).await?;
+        let mut tx = self.pool.begin().await?;
+        let account = load_account(&mut tx, player_id).await?;
+        let session = self
+            .start_session(&mut tx, &account, device_id, Uuid::new_v4(), None)
+            .await?;
+        tx.commit().await?;
+        tracing::info!(player = %player_id, "signed in");
+        Ok((account, session))
+    }
+
+    /// Exchanges a refresh token for a new session (see the module docs).
+    pub async fn refresh(
+        &self,
+        refresh_token: &Secret<String>,
+        request_id: &str,
+    ) -> Result<Session, AccountsError> {
+        let hash = token_hash(refresh_token.expose());
+        let mut tx = self.pool.begin().await?;
+        let Some(row) = sqlx::query(
+            "SELECT family_id, player_id, device_id, expires_at, used_at, revoked_at, used_by_request
+             FROM refresh_tokens WHERE token_sha256 = $1 FOR UPDATE",
+        )
+        .bind(&hash)
+        .fetch_optional(&mut *tx)
+        .await?
+        else {
+            return Err(AccountsError::RefreshTokenInvalid);
+        };
+        let family: Uuid = row.get(0);
+        let player_id: Uuid = row.get(1);
+        let device_id: Option<String> = row.get(2);
+        let expires_at: DateTime<Utc> = row.get(3);
+        let used_at: Option<DateTime<Utc>> = row.get(4);
+        let revoked_at: Option<DateTime<Utc>> = row.get(5);
+        let used_by_request: Option<String> = row.get(6);
+        if revoked_at.is_some() || expires_at <= Utc::now() {
+            return Err(AccountsError::RefreshTokenInvalid);
+        }
+        if used_at.is_some() {
+            let retry = !request_id.is_empty() && used_by_request.as_deref() == Some(request_id);
+            if !retry {
+                let revoked = sqlx::query(
+                    "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'reused'
+                     WHERE family_id = $1 AND revoked_at IS NULL",
+                )
+                .bind(family)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                tracing::warn!(player = %player_id, %family, revoked = revoked.rows_affected(),
+                    "refresh token reused: family revoked");
+                return Err(AccountsError::RefreshTokenReused);
+            }
+            // The same rotation again: its first answer was lost. Replace the child it made.
+            sqlx::query(
+                "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'retried'
+                 WHERE parent_sha256 = $1 AND used_at IS NULL AND revoked_at IS NULL",
+            )
+            .bind(&hash)
+            .execute(&mut *tx)
+            .await?;
+        } else {
+            sqlx::query(
+                "UPDATE refresh_tokens SET used_at = now(), used_by_request = $2 WHERE token_sha256 = $1",
+            )
+            .bind(&hash)
+            .bind(request_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let account = load_account(&mut tx, player_id).await?;
+        let session = self
+            .start_session(&mut tx, &account, device_id.as_deref(), family, Some(&hash))
+            .await?;
+        tx.commit().await?;
+        tracing::info!(player = %player_id, "session refreshed");
+        Ok(session)
+    }
+
+    /// Ends the session of `refresh_token`, or every session of its player. An unknown token
+    /// changes nothing and is not an error (sign-out is safe to retry).
+    pub async fn sign_out(
+        &self,
+        refresh_token: &Secret<String>,
+        everywhere: bool,
+    ) -> Result<(), AccountsError> {
+        let hash = token_hash(refresh_token.expose());
+        let Some(row) =
+            sqlx::query("SELECT family_id, player_id FROM refresh_tokens WHERE token_sha256 = $1")
+                .bind(&hash)
+                .fetch_optional(&self.pool)
+                .await?
+        else {
+            return Ok(());
+        };
+        let (family, player_id): (Uuid, Uuid) = (row.get(0), row.get(1));
+        let revoked = if everywhere {
+            sqlx::query(
+                "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'signed_out_everywhere'
+                 WHERE player_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(player_id)
+            .execute(&self.pool)
+            .await?
+        } else {
+            sqlx::query(
+                "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'signed_out'
+                 WHERE family_id = $1 AND revoked_at IS NULL",
+            )
+            .bind(family)
+            .execute(&self.pool)
+            .await?
+        };
+        tracing::info!(player = %player_id, everywhere, revoked = revoked.rows_affected(), "signed out");
+        Ok(())
+    }
+
+    /// A player's account.
+    pub async fn account(&self, player_id: Uuid) -> Result<Account, AccountsError> {
+        let mut conn = self.pool.acquire().await?;
+        load_account(&mut conn, player_id).await
+    }
+
+    /// Changes the caller's own profile.
+    pub async fn update_profile(
+        &self,
+        player_id: Uuid,
+        change: ProfileChange,
+    ) -> Result<Account, AccountsError> {
+        if let Some(name) = &change.display_name {
+            let n = name.trim().chars().count();
+            if !(1..=24).contains(&n) {
+                return Err(invalid(
+                    "profile.display_name",
+                    "invalid_display_name",
+                    "display_name must be 1–24 characters",
+                ));
+            }
+        }
+        if let Some(avatar) = &change.avatar_ref
+            && (avatar.len() > 256 || avatar.chars().any(char::is_control))
+        {
+            return Err(invalid(
+                "profile.avatar_ref",
+                "invalid_avatar_ref",
+                "avatar_ref must be at most 256 printable characters",
+            ));
+        }
+        let updated = sqlx::query(
+            "UPDATE accounts SET display_name = COALESCE($2, display_name),
+                avatar_ref = COALESCE($3, avatar_ref), updated_at = now() WHERE player_id = $1",
+        )
+        .bind(player_id)
+        .bind(change.display_name.map(|n| n.trim().to_owned()))
+        .bind(change.avatar_ref)
+        .execute(&self.pool)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(AccountsError::NotFound);
+        }
+        self.account(player_id).await
+    }
+
+    /// A player's statistics.
+    pub async fn statistics(&self, player_id: Uuid) -> Result<Statistics, AccountsError> {
+        let row = sqlx::query(
+            "SELECT hands_played, hands_won, matches_played, matches_won, score_sum, hands_opened,
+                    pair_openings, updated_at FROM statistics WHERE player_id = $1",
+        )
+        .bind(player_id)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(AccountsError::NotFound)?;
+        Ok(Statistics {
+            player_id,
+            hands_played: row.get(0),
+            hands_won: row.get(1),
+            matches_played: row.get(2),
+            matches_won: row.get(3),
+            score_sum: row.get(4),
+            hands_opened: row.get(5),
+            pair_openings: row.get(6),
+            updated_at: row.get(7),
+        })
+    }
+
+    /// Issues an access token and a refresh token in `family` (child of `parent`, if any).
+    async fn start_session(
+        &self,
+        tx: &mut Transaction<'_, Postgres>,
+        account: &Account,
+        device_id: Option<&str>,
+        family: Uuid,
+        parent: Option<&[u8]>,
+    ) -> Result<Session, AccountsError> {
+        let now = Utc::now();
+        let access_expires_at = now + self.access_ttl;
+        let refresh_expires_at = now + self.refresh_ttl;
+        let iat = now.timestamp().max(0) as u64;
+        let claims = Claims {
+            sub: account.player_id.to_string(),
+            roles: account
+                .roles
+                .iter()
+                .map(|r| r.as_str().to_owned())
+                .collect(),
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            exp: access_expires_at.timestamp().max(0) as u64,
+            nbf: iat,
+            iat,
+        };
+        let access_token = self.keys.sign(&claims)?;
+        let mut raw = [0u8; 32];
+        getrandom::fill(&mut raw).map_err(|e| AccountsError::Internal(e.to_string()))?;
+        let refresh_token = URL_SAFE_NO_PAD.encode(raw);
+        sqlx::query(
+            "INSERT INTO refresh_tokens (token_sha256, family_id, player_id, device_id, expires_at, parent_sha256)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(token_hash(&refresh_token))
+        .bind(family)
+        .bind(account.player_id)
+        .bind(device_id)
+        .bind(refresh_expires_at)
+        .bind(parent)
+        .execute(&mut **tx)
+        .await?;
+        Ok(Session {
+            access_token: Secret::new(access_token),
+            access_expires_at,
+            refresh_token: Secret::new(refresh_token),
+            refresh_expires_at,
+        })
+    }
+
+    async fn hash_password(&self, password: &Secret<String>) -> Result<String, AccountsError> {
+        let hasher = self.hasher.clone();
+        let password = password.clone();
+        tokio::task::spawn_blocking(move || {
+            hasher
+                .hash_password(password.expose().as_bytes())
+                .map(|h| h.to_string())
+                .map_err(|e| AccountsError::Internal(format!("password hashing failed: {e}")))
+        })
+        .await
+        .map_err(|e| AccountsError::Internal(e.to_string()))?
+    }
+
+    async fn verify_password(&self, password: &Secret<String>, hash: String) -> bool {
+        let hasher = self.hasher.clone();
+        let password = password.clone();
+        tokio::task::spawn_blocking(move || {
+            hasher
+                .verify_password(password.expose().as_bytes(), hash.as_str())
+                .is_ok()
+        })
+        .await
+        .unwrap_or(false)
+    }
+}
+
+/// SHA-256 of a refresh token, as stored.
+fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// Usernames are compared lower-case: 3–32 of letters, digits, `_` and `-`.
+fn normalize_username(username: &str) -> Result<String, AccountsError> {
+    let username = username.trim().to_lowercase();
+    let ok = (3..=32).contains(&username.len())
+        && username
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(username)
+    } else {
+        Err(invalid(
+            "username",
+            "invalid_username",
+            "username must be 3–32 letters, digits, `_` or `-`",
+        ))
+    }
+}
+
+fn check_password(password: &Secret<String>) -> Result<(), AccountsError> {
+    let n = password.expose().chars().count();
+    if n < 10 {
+        return Err(invalid(
+            "password",
+            "weak_password",
+            "password must be at least 10 characters",
+        ));
+    }
+    if password.expose().len() > 256 {
+        return Err(invalid(
+            "password",
+            "weak_password",
+            "password must be at most 256 bytes",
+        ));
+    }
+    Ok(())
+}
+
+const SELECT_ACCOUNT: &str = "SELECT player_id, kind, username, roles, display_name, avatar_ref,
+    created_at, updated_at FROM accounts WHERE player_id = $1";
+const LOCK_ACCOUNT: &str = "SELECT player_id, kind, username, roles, display_name, avatar_ref,
+    created_at, updated_at FROM accounts WHERE player_id = $1 FOR UPDATE";
+
+fn account_from_row(row: &sqlx::postgres::PgRow) -> Account {
+    let kind: String = row.get(1);
+    let roles: Vec<String> = row.get(3);
+    Account {
+        player_id: row.get(0),
+        kind: if kind == "permanent" {
+            AccountKind::Permanent
+        } else {
+            AccountKind::Guest
+        },
+        username: row.get(2),
+        roles: roles.iter().filter_map(|r| Role::parse(r)).collect(),
+        display_name: row.get(4),
+        avatar_ref: row.get(5),
+        created_at: row.get(6),
+        updated_at: row.get(7),
+    }
+}
+
+async fn load_account(
+    conn: &mut sqlx::PgConnection,
+    player_id: Uuid,
+) -> Result<Account, AccountsError> {
+    let row = sqlx::query(SELECT_ACCOUNT)
+        .bind(player_id)
+        .fetch_optional(conn)
+        .await?
+        .ok_or(AccountsError::NotFound)?;
+    Ok(account_from_row(&row))
+}
+
+async fn lock_account(
+    tx: &mut Transaction<'_, Postgres>,
+    player_id: Uuid,
+) -> Result<Account, AccountsError> {
+    let row = sqlx::query(LOCK_ACCOUNT)
+        .bind(player_id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or(AccountsError::NotFound)?;
+    Ok(account_from_row(&row))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dummy_hash_is_an_argon2id_hash() {
+        assert!(DUMMY_HASH.starts_with("$argon2id$"));
+        assert!(
+            Argon2::default()
+                .verify_password(b"not the password", DUMMY_HASH.as_str())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn usernames_are_lower_cased_and_checked() {
+        assert_eq!(normalize_username(" Ayse_K ").unwrap(), "ayse_k");
+        assert!(normalize_username("ab").is_err());
+        assert!(normalize_username("a b c").is_err());
+    }
+
+    #[test]
+    fn sessions_never_show_their_tokens() {
+        let s = Session {
+            access_token: Secret::new("eyJsecret".into()),
+            access_expires_at: Utc::now(),
+            refresh_token: Secret::new("refreshsecret".into()),
+            refresh_expires_at: Utc::now(),
+        };
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+    }
+}

@@ -1,0 +1,170 @@
+//! Sign-in attempt limits, per account and per client address, in Redis.
+//!
+//! Each wrong password increments two counters (`<prefix>:signin:fail:user:<username>` and
+//! `…:addr:<address>`) that expire a fixed window after the first failure. Before a password is
+//! checked, the counters decide: below the free allowance the attempt goes ahead at once; above it
+//! the answer is delayed, twice as long per extra failure (slowed); at the limit the attempt is
+//! refused without checking the password until the window ends (refused). A correct password
+//! clears the account counter, never the address counter.
+//!
+//! Redis rather than memory: every replica of the accounts service sees the same counts, a
+//! restart does not reset them, and expiry is Redis's job. If Redis does not answer, sign-in is
+//! refused (UNAVAILABLE) rather than left unlimited.
+
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+
+/// How hard sign-in attempts are limited.
+#[derive(Debug, Clone)]
+pub struct LimitPolicy {
+    /// Failures per account answered at once.
+    pub account_free: u32,
+    /// Failures per account after which attempts are refused until the window ends.
+    pub account_limit: u32,
+    /// Failures per address answered at once.
+    pub address_free: u32,
+    /// Failures per address after which attempts are refused.
+    pub address_limit: u32,
+    /// How long failures are remembered, from the first one.
+    pub window: Duration,
+    /// Delay after the first failure beyond the free allowance; doubles with each further one.
+    pub first_delay: Duration,
+    /// Longest delay.
+    pub max_delay: Duration,
+}
+
+impl Default for LimitPolicy {
+    fn default() -> Self {
+        LimitPolicy {
+            account_free: 3,
+            account_limit: 8,
+            address_free: 10,
+            address_limit: 50,
+            window: Duration::from_secs(15 * 60),
+            first_delay: Duration::from_millis(200),
+            max_delay: Duration::from_secs(3),
+        }
+    }
+}
+
+/// What to do with an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Check the password after waiting this long (zero: at once).
+    Proceed(Duration),
+    /// Refuse without checking; the client may try again after this long.
+    Refuse(Duration),
+}
+
+/// The limiter over Redis.
+#[derive(Clone)]
+pub struct SignInLimiter {
+    redis: ConnectionManager,
+    prefix: String,
+    policy: LimitPolicy,
+}
+
+impl SignInLimiter {
+    /// A limiter writing keys under `prefix`.
+    pub fn new(redis: ConnectionManager, prefix: &str, policy: LimitPolicy) -> Self {
+        SignInLimiter {
+            redis,
+            prefix: prefix.to_owned(),
+            policy,
+        }
+    }
+
+    fn keys(&self, username: &str, address: &str) -> [String; 2] {
+        [
+            format!("{}:signin:fail:user:{username}", self.prefix),
+            format!("{}:signin:fail:addr:{address}", self.prefix),
+        ]
+    }
+
+    /// The verdict for an attempt on `username` from `address`.
+    pub async fn check(&self, username: &str, address: &str) -> redis::RedisResult<Verdict> {
+        let [user_key, addr_key] = self.keys(username, address);
+        let mut conn = self.redis.clone();
+        let (user, addr, user_ttl, addr_ttl): (Option<u32>, Option<u32>, i64, i64) = redis::pipe()
+            .get(&user_key)
+            .get(&addr_key)
+            .ttl(&user_key)
+            .ttl(&addr_key)
+            .query_async(&mut conn)
+            .await?;
+        Ok(decide(
+            &self.policy,
+            user.unwrap_or(0),
+            addr.unwrap_or(0),
+            user_ttl,
+            addr_ttl,
+        ))
+    }
+
+    /// Counts a wrong password.
+    pub async fn record_failure(&self, username: &str, address: &str) -> redis::RedisResult<()> {
+        let [user_key, addr_key] = self.keys(username, address);
+        let window = self.policy.window.as_secs() as i64;
+        let mut conn = self.redis.clone();
+        redis::pipe()
+            .incr(&user_key, 1)
+            .cmd("EXPIRE")
+            .arg(&user_key)
+            .arg(window)
+            .arg("NX")
+            .incr(&addr_key, 1)
+            .cmd("EXPIRE")
+            .arg(&addr_key)
+            .arg(window)
+            .arg("NX")
+            .exec_async(&mut conn)
+            .await
+    }
+
+    /// Clears the account's failures after a correct password.
+    pub async fn record_success(&self, username: &str, address: &str) -> redis::RedisResult<()> {
+        let [user_key, _] = self.keys(username, address);
+        let mut conn = self.redis.clone();
+        redis::cmd("DEL").arg(&user_key).exec_async(&mut conn).await
+    }
+}
+
+/// The verdict for these failure counts and the seconds left in their windows.
+fn decide(p: &LimitPolicy, user: u32, addr: u32, user_ttl: i64, addr_ttl: i64) -> Verdict {
+    let ttl = |t: i64| Duration::from_secs(t.max(1) as u64);
+    if user >= p.account_limit {
+        return Verdict::Refuse(ttl(user_ttl));
+    }
+    if addr >= p.address_limit {
+        return Verdict::Refuse(ttl(addr_ttl));
+    }
+    let delay = |failures: u32, free: u32| {
+        if failures < free {
+            Duration::ZERO
+        } else {
+            (p.first_delay * 2u32.pow((failures - free).min(16))).min(p.max_delay)
+        }
+    };
+    Verdict::Proceed(delay(user, p.account_free).max(delay(addr, p.address_free)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decide(user: u32, addr: u32) -> Verdict {
+        super::decide(&LimitPolicy::default(), user, addr, 60, 60)
+    }
+
+    #[test]
+    fn free_then_slowed_then_refused() {
+        assert_eq!(decide(0, 0), Verdict::Proceed(Duration::ZERO));
+        assert_eq!(decide(2, 2), Verdict::Proceed(Duration::ZERO));
+        assert_eq!(decide(3, 3), Verdict::Proceed(Duration::from_millis(200)));
+        assert_eq!(decide(4, 4), Verdict::Proceed(Duration::from_millis(400)));
+        assert_eq!(decide(7, 7), Verdict::Proceed(Duration::from_secs(3)));
+        assert!(matches!(decide(8, 8), Verdict::Refuse(_)));
+        assert!(matches!(decide(0, 50), Verdict::Refuse(_)));
+    }
+}
