@@ -272,9 +272,10 @@ impl MeldSearch {
                         continue;
                     }
                     self.run_faces(color, number, at, lo, len, &mut faces);
-                    let gain: u32 = (lo..lo + len)
-                        .map(|r| if r == 14 { 1 } else { r as u32 })
-                        .sum();
+                    // lo + … + hi, where a wrapped 1 at rank 14 is worth 1, not 14.
+                    let hi = lo + len - 1;
+                    let gain =
+                        (lo as u32 + hi as u32) * len as u32 / 2 - if hi == 14 { 13 } else { 0 };
                     let v = self.try_meld(i, &faces[..len as usize], gain);
                     if v > best {
                         best = v;
