@@ -1,0 +1,308 @@
+//! Commands against the real service: a retried request id is applied once, racing commands
+//! leave one winner and a precise error with a gap-free log, bad input is refused with the rule
+//! named and nothing stored, and the update stream resumes from a version.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use okey_platform::testing::TestInfra;
+use okey_proto::v1 as pb;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+fn draw() -> pb::Command {
+    pb::Command {
+        command: Some(pb::command::Command::Draw(pb::DrawCommand {})),
+    }
+}
+
+fn discard(tile: &str) -> pb::Command {
+    pb::Command {
+        command: Some(pb::command::Command::Discard(pb::DiscardCommand {
+            tile: tile.to_owned(),
+        })),
+    }
+}
+
+fn open(melds: &[&[&str]]) -> pb::Command {
+    pb::Command {
+        command: Some(pb::command::Command::Open(pb::OpenCommand {
+            melds: melds
+                .iter()
+                .map(|m| pb::MeldTiles {
+                    tiles: m.iter().map(|t| (*t).to_owned()).collect(),
+                })
+                .collect(),
+        })),
+    }
+}
+
+async fn next(s: &mut tonic::Streaming<pb::WatchTableResponse>) -> pb::TableUpdate {
+    tokio::time::timeout(Duration::from_secs(10), s.message())
+        .await
+        .expect("an update in time")
+        .unwrap()
+        .unwrap()
+        .update
+        .unwrap()
+}
+
+/// Three rack tiles (no okey, no false joker) that are neither a run nor a set.
+fn malformed_meld(view: &pb::SeatView) -> Vec<String> {
+    let engine = engine_view(view);
+    let tiles: Vec<_> = engine
+        .rack
+        .iter()
+        .filter(|t| !t.is_false_joker() && !engine.okey.is_okey(**t))
+        .filter_map(|t| t.printed().map(|f| (t.to_string(), f)))
+        .collect();
+    for a in &tiles {
+        for b in &tiles {
+            for c in &tiles {
+                let n = [a.1.number(), b.1.number(), c.1.number()];
+                if n[0] != n[1] && n[1] != n[2] && n[0] != n[2] && a.1.color != b.1.color {
+                    return vec![a.0.clone(), b.0.clone(), c.0.clone()];
+                }
+            }
+        }
+    }
+    panic!("a dealt rack always holds such tiles")
+}
+
+fn reason(status: &tonic::Status) -> String {
+    status
+        .get_error_details()
+        .error_info()
+        .expect("ErrorInfo")
+        .reason
+        .clone()
+}
+
+/// Seat 0 (first player) discards its first tile, so seat 1 is to take a tile.
+async fn first_discard(table: &str, clients: &mut [Client]) -> pb::SubmitCommandResponse {
+    let view = clients[0].view(table).await.unwrap();
+    let tile = view.rack.last().unwrap().clone();
+    clients[0]
+        .submit(table, &uuid(), discard(&tile))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_request_is_applied_once_and_racing_commands_leave_one_winner() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel, &app.settings, 1).await;
+    first_discard(&table, &mut clients).await;
+
+    // The same request id twice: the first answer again, nothing applied twice.
+    let rid = uuid();
+    let first = clients[1].submit(&table, &rid, draw()).await.unwrap();
+    let again = clients[1].submit(&table, &rid, draw()).await.unwrap();
+    assert_eq!(first, again);
+    let (events, _) = stored(&app.settings, &table).await;
+    assert_eq!(events.len() as i64, first.version);
+
+    // Seat 1 discards, then seat 2 sends two different draws at once: one wins, the other is
+    // told precisely why.
+    let tile = first.view.unwrap().rack[0].clone();
+    clients[1]
+        .submit(&table, &uuid(), discard(&tile))
+        .await
+        .unwrap();
+    let (mut a, mut b) = (clients[2].clone(), clients[2].clone());
+    let t = table.clone();
+    let (ra, rb) = tokio::join!(async { a.submit(&t, &uuid(), draw()).await }, async {
+        b.submit(&table, &uuid(), draw()).await
+    });
+    let (ok, err) = match (ra, rb) {
+        (Ok(ok), Err(err)) | (Err(err), Ok(ok)) => (ok, err),
+        other => panic!("exactly one draw must win: {other:?}"),
+    };
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert_eq!(reason(&err), "already_took");
+
+    // Two commands stating the same expected version: the loser gets ABORTED version_conflict.
+    let version = ok.version;
+    let rack = ok.view.unwrap().rack;
+    let with_version = |tile: &str| pb::SubmitCommandRequest {
+        request_id: uuid(),
+        table: table.clone(),
+        command: Some(discard(tile)),
+        expected_version: Some(version),
+    };
+    let (r1, r2) = (with_version(&rack[0]), with_version(&rack[1]));
+    let (c1, c2) = (clients[2].clone(), clients[2].clone());
+    let (x, y) = tokio::join!(
+        async move {
+            let mut c = c1.clone();
+            c.api.submit_command(c1.req(r1)).await
+        },
+        async move {
+            let mut c = c2.clone();
+            c.api.submit_command(c2.req(r2)).await
+        }
+    );
+    let loser = match (x, y) {
+        (Ok(_), Err(e)) | (Err(e), Ok(_)) => e,
+        other => panic!("exactly one discard must win: {other:?}"),
+    };
+    assert_eq!(loser.code(), Code::Aborted);
+    assert_eq!(reason(&loser), "version_conflict");
+
+    let (events, _) = stored(&app.settings, &table).await;
+    assert_gap_free(&events);
+    assert_eq!(events.len() as i64, version + 1);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_with_the_rule_named_and_nothing_stored() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
+    let before = stored(&app.settings, &table).await.0.len();
+    let malformed = malformed_meld(&clients[0].view(&table).await.unwrap());
+    let malformed: Vec<&str> = malformed.iter().map(String::as_str).collect();
+
+    let cases: Vec<(usize, pb::Command, Code, &str)> = vec![
+        (0, discard("Q99"), Code::InvalidArgument, "invalid_tile"),
+        (1, draw(), Code::FailedPrecondition, "not_your_turn"),
+        (0, draw(), Code::FailedPrecondition, "first_turn_no_take"),
+        (
+            0,
+            open(&[&malformed]),
+            Code::FailedPrecondition,
+            "invalid_meld",
+        ),
+        (
+            0,
+            open(&[&["R1"; 2000]]),
+            Code::InvalidArgument,
+            "request_too_large",
+        ),
+        (
+            0,
+            pb::Command { command: None },
+            Code::InvalidArgument,
+            "missing_field",
+        ),
+    ];
+    for (seat, command, code, why) in cases {
+        let err = clients[seat]
+            .submit(&table, &uuid(), command.clone())
+            .await
+            .expect_err("refused");
+        assert_eq!(err.code(), code, "{command:?}: {err:?}");
+        assert_eq!(reason(&err), why, "{command:?}");
+    }
+
+    // A stranger may not play; an unknown seat or table name is malformed.
+    let mut stranger = Client::new(channel.clone(), &app.settings, "stranger", &["player"]);
+    let err = stranger.submit(&table, &uuid(), draw()).await.unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    assert_eq!(reason(&err), "not_seated");
+    let err = stranger
+        .api
+        .join_seat(stranger.req(pb::JoinSeatRequest {
+            request_id: uuid(),
+            table: table.clone(),
+            seat: Some(7),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert_eq!(reason(&err), "invalid_seat");
+    let err = stranger
+        .submit("tables/nope", &uuid(), draw())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    // A player may not create tables.
+    let err = stranger
+        .api
+        .create_table(stranger.req(pb::CreateTableRequest {
+            request_id: uuid(),
+            rules: Some(rules(1)),
+            seats: vec![],
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+
+    assert_eq!(stored(&app.settings, &table).await.0.len(), before);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_update_stream_replays_then_follows_and_resumes_from_a_version() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel, &app.settings, 1).await;
+
+    let watcher = clients[1].clone();
+    let mut api = watcher.api.clone();
+    let mut stream = api
+        .watch_table(watcher.req(pb::WatchTableRequest {
+            table: table.clone(),
+            after_version: 0,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let snapshot = next(&mut stream).await;
+    let Some(pb::table_update::Kind::Snapshot(view)) = snapshot.kind else {
+        panic!("a snapshot first")
+    };
+    assert_eq!(view.rack.len(), 21);
+    let start = snapshot.version;
+
+    // Live: seat 0's discard and seat 1's draw, with seat 1's own tile.
+    first_discard(&table, &mut clients).await;
+    let u = next(&mut stream).await;
+    assert_eq!(u.version, start + 1);
+    let drawn = clients[1].submit(&table, &uuid(), draw()).await.unwrap();
+    let u = next(&mut stream).await;
+    assert_eq!(u.version, start + 2);
+    let Some(pb::table_update::Kind::Event(pb::TableEvent {
+        event: Some(pb::table_event::Event::TileDrawn(d)),
+    })) = u.kind
+    else {
+        panic!("a draw")
+    };
+    assert!(!d.tile.is_empty(), "seat 1 sees its own draw");
+    drop(stream);
+
+    // Seat 2 resumes from the version before the draw: exactly the draw, tile hidden.
+    let other = clients[2].clone();
+    let mut api = other.api.clone();
+    let mut stream = api
+        .watch_table(other.req(pb::WatchTableRequest {
+            table: table.clone(),
+            after_version: start + 1,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let u = next(&mut stream).await;
+    assert_eq!(u.version, drawn.version);
+    let Some(pb::table_update::Kind::Event(pb::TableEvent {
+        event: Some(pb::table_event::Event::TileDrawn(d)),
+    })) = u.kind
+    else {
+        panic!("a draw")
+    };
+    assert!(d.tile.is_empty(), "seat 2 never sees seat 1's tile");
+    app.stop().await;
+}
