@@ -1,0 +1,510 @@
+//! Accounts against real PostgreSQL, Redis and NATS: guests, upgrades, rotating refresh tokens,
+//! sign-out, roles, sign-in limits and statistics from table events.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestApp, bearer, device, guest, reason};
+use okey_platform::testing::TestInfra;
+use okey_proto::v1 as pb;
+use tonic::Code;
+
+fn rid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[tokio::test]
+async fn a_guest_upgrades_and_keeps_the_same_player_id() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+
+    let device = device();
+    let first = client
+        .sign_in_as_guest(pb::SignInAsGuestRequest {
+            request_id: rid(),
+            device_id: device.clone(),
+            display_name: "Ayşe".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(first.created);
+    let account = first.account.unwrap();
+    assert_eq!(account.kind(), pb::AccountKind::Guest);
+    let again = client
+        .sign_in_as_guest(pb::SignInAsGuestRequest {
+            request_id: rid(),
+            device_id: device.clone(),
+            display_name: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!again.created);
+    assert_eq!(
+        again.account.unwrap().name,
+        account.name,
+        "same device, same player"
+    );
+
+    // The access token identifies the player to the API.
+    let guest_session = first.session.unwrap();
+    let profile = client
+        .get_profile(bearer(
+            pb::GetProfileRequest {
+                name: "players/me".into(),
+            },
+            &guest_session.access_token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(profile.name, account.name);
+    assert_eq!(profile.display_name, "Ayşe");
+
+    let upgraded = client
+        .upgrade_guest(bearer(
+            pb::UpgradeGuestRequest {
+                request_id: rid(),
+                username: "Ayse_K".into(),
+                password: "correct horse battery".into(),
+            },
+            &guest_session.access_token,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let permanent = upgraded.account.unwrap();
+    assert_eq!(
+        permanent.name, account.name,
+        "the player id survives the upgrade"
+    );
+    assert_eq!(permanent.kind(), pb::AccountKind::Permanent);
+    assert_eq!(permanent.username, "ayse_k");
+
+    // The guest's old sessions are over; the password now signs in to the same player.
+    let old = client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: rid(),
+            refresh_token: guest_session.refresh_token.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(old.code(), Code::Unauthenticated);
+    let signed_in = client
+        .sign_in(pb::SignInRequest {
+            request_id: rid(),
+            username: "ayse_k".into(),
+            password: "correct horse battery".into(),
+            device_id: device.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(signed_in.account.unwrap().name, account.name);
+
+    // The profile follows the player; a second upgrade is refused; the username is taken.
+    let token = signed_in.session.unwrap().access_token;
+    let updated = client
+        .update_profile(bearer(
+            pb::UpdateProfileRequest {
+                request_id: rid(),
+                profile: Some(pb::Profile {
+                    name: "players/me".into(),
+                    display_name: "Ayşe K".into(),
+                    avatar_ref: "avatars/7".into(),
+                    update_time: None,
+                }),
+                update_mask: None,
+            },
+            &token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(
+        (updated.display_name.as_str(), updated.avatar_ref.as_str()),
+        ("Ayşe K", "avatars/7")
+    );
+    let again = client
+        .upgrade_guest(bearer(
+            pb::UpgradeGuestRequest {
+                request_id: rid(),
+                username: "other_name".into(),
+                password: "another long password".into(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&again), "not_a_guest");
+    let other = guest(&mut client).await;
+    let taken = client
+        .upgrade_guest(bearer(
+            pb::UpgradeGuestRequest {
+                request_id: rid(),
+                username: "AYSE_K".into(),
+                password: "another long password".into(),
+            },
+            &other.session.unwrap().access_token,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(taken.code(), Code::AlreadyExists);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn refresh_rotates_and_a_reused_token_revokes_the_family() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let refresh = |token: &str, request_id: &str| pb::RefreshSessionRequest {
+        request_id: request_id.to_owned(),
+        refresh_token: token.to_owned(),
+    };
+
+    let r1 = guest(&mut client).await.session.unwrap().refresh_token;
+    let s2 = client
+        .refresh_session(refresh(&r1, &rid()))
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    assert_ne!(s2.refresh_token, r1, "a new refresh token on every refresh");
+
+    // A retry of the same rotation (same request id) is not a reuse: it gets a fresh child.
+    let rotation = rid();
+    let s3 = client
+        .refresh_session(refresh(&s2.refresh_token, &rotation))
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let s3_retry = client
+        .refresh_session(refresh(&s2.refresh_token, &rotation))
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let lost = client
+        .refresh_session(refresh(&s3.refresh_token, &rid()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        lost.code(),
+        Code::Unauthenticated,
+        "the replaced child is void"
+    );
+
+    // Presenting a used token again: refused, and the whole family with it.
+    let reused = client
+        .refresh_session(refresh(&r1, &rid()))
+        .await
+        .unwrap_err();
+    assert_eq!(reused.code(), Code::Unauthenticated);
+    assert_eq!(reason(&reused), "refresh_token_reused");
+    let after = client
+        .refresh_session(refresh(&s3_retry.refresh_token, &rid()))
+        .await
+        .unwrap_err();
+    assert_eq!(after.code(), Code::Unauthenticated, "the family is revoked");
+    assert_eq!(reason(&after), "token_invalid");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn sign_out_ends_one_session_and_everywhere_ends_them_all() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let device = device();
+    let sign_in = || pb::SignInAsGuestRequest {
+        request_id: rid(),
+        device_id: device.clone(),
+        display_name: String::new(),
+    };
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let s = client
+            .sign_in_as_guest(sign_in())
+            .await
+            .unwrap()
+            .into_inner();
+        sessions.push(s.session.unwrap().refresh_token);
+    }
+    let works = |token: &str| pb::RefreshSessionRequest {
+        request_id: rid(),
+        refresh_token: token.to_owned(),
+    };
+
+    client
+        .sign_out(pb::SignOutRequest {
+            request_id: rid(),
+            refresh_token: sessions[0].clone(),
+            everywhere: false,
+        })
+        .await
+        .unwrap();
+    assert!(client.refresh_session(works(&sessions[0])).await.is_err());
+    let second = client
+        .refresh_session(works(&sessions[1]))
+        .await
+        .expect("other sessions go on")
+        .into_inner()
+        .session
+        .unwrap();
+
+    client
+        .sign_out(pb::SignOutRequest {
+            request_id: rid(),
+            refresh_token: second.refresh_token.clone(),
+            everywhere: true,
+        })
+        .await
+        .unwrap();
+    for token in [&second.refresh_token, &sessions[2]] {
+        let e = client.refresh_session(works(token)).await.unwrap_err();
+        assert_eq!(e.code(), Code::Unauthenticated);
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_player_calling_a_support_rpc_is_denied() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let player = guest(&mut client).await;
+    let name = player.account.unwrap().name;
+    let session = player.session.unwrap();
+    let get = |token: &str| bearer(pb::GetAccountRequest { name: name.clone() }, token);
+    let denied = client
+        .get_account(get(&session.access_token))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.code(), Code::PermissionDenied);
+    assert_eq!(reason(&denied), "role_required");
+
+    // Given the support role, the next token carries it and the call passes.
+    let id = uuid::Uuid::parse_str(name.trim_start_matches("players/")).unwrap();
+    sqlx::query("UPDATE accounts SET roles = ARRAY['player', 'support'] WHERE player_id = $1")
+        .bind(id)
+        .execute(&app.pool().await)
+        .await
+        .unwrap();
+    let support = client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: rid(),
+            refresh_token: session.refresh_token,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let account = client
+        .get_account(get(&support.access_token))
+        .await
+        .expect("support may read accounts")
+        .into_inner()
+        .account
+        .unwrap();
+    assert!(account.roles.contains(&(pb::Role::Support as i32)));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn repeated_wrong_passwords_are_slowed_then_refused() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let g = guest(&mut client).await;
+    client
+        .upgrade_guest(bearer(
+            pb::UpgradeGuestRequest {
+                request_id: rid(),
+                username: "mehmet".into(),
+                password: "the right password".into(),
+            },
+            &g.session.unwrap().access_token,
+        ))
+        .await
+        .unwrap();
+    let attempt = |password: &str| pb::SignInRequest {
+        request_id: rid(),
+        username: "mehmet".into(),
+        password: password.into(),
+        device_id: String::new(),
+    };
+
+    let mut took = Vec::new();
+    for _ in 0..8 {
+        let started = Instant::now();
+        let e = client
+            .sign_in(attempt("a wrong password"))
+            .await
+            .unwrap_err();
+        took.push(started.elapsed());
+        assert_eq!(e.code(), Code::Unauthenticated);
+        assert_eq!(reason(&e), "invalid_credentials");
+    }
+    eprintln!("wrong-password answers took {took:?}");
+    // The first three answer at once; from the fourth on each waits at least twice as long.
+    assert!(
+        took[..3].iter().all(|t| *t < Duration::from_millis(190)),
+        "{took:?}"
+    );
+    assert!(took[3] >= Duration::from_millis(200), "{took:?}");
+    assert!(took[4] >= Duration::from_millis(400), "{took:?}");
+    assert!(took[5] >= Duration::from_millis(800), "{took:?}");
+
+    // Then refused outright, even with the right password, with a time to wait.
+    let refused = client
+        .sign_in(attempt("the right password"))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::ResourceExhausted);
+    assert_eq!(reason(&refused), "too_many_attempts");
+    use tonic_types::StatusExt;
+    let retry = refused
+        .get_error_details()
+        .retry_info()
+        .cloned()
+        .expect("RetryInfo");
+    assert!(retry.retry_delay.unwrap() > Duration::from_secs(60));
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn statistics_follow_table_events_once() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let a = guest(&mut client).await;
+    let b = guest(&mut client).await;
+    let (a_name, b_name) = (a.account.unwrap().name, b.account.unwrap().name);
+    let token = a.session.unwrap().access_token;
+
+    // Publish as the table service does: `<prefix>.table.<table>.events`, Nats-Msg-Id, seats.
+    let nats = async_nats::connect(&infra.nats_url).await.unwrap();
+    let js = async_nats::jetstream::new(nats);
+    let subject = format!("{}.table.t1.events", app.settings.nats.subject_prefix);
+    let seats = format!("{a_name},{b_name},,");
+    let events = [
+        (
+            "e1",
+            r#"{"type":"hand_opened","seat":0,"kind":"pairs","amount":5,"melds":[]}"#,
+        ),
+        (
+            "e2",
+            r#"{"type":"penalty_charged","id":0,"seat":1,"points":101,"reason":"discard_okey"}"#,
+        ),
+        (
+            "e3",
+            r#"{"type":"hand_ended","end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]}}"#,
+        ),
+        (
+            "e3",
+            r#"{"type":"hand_ended","end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]}}"#,
+        ),
+        ("e4", r#"{"type":"seat_joined","seat":2}"#),
+        ("e5", r#"{"type":"match_ended","winners":[0,2]}"#),
+    ];
+    let run = uuid::Uuid::new_v4();
+    for (id, payload) in events {
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", format!("{run}-{id}").as_str());
+        headers.insert("Okey-Seat-Players", seats.as_str());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // The consumer creates the stream when nobody has yet; wait for it.
+        loop {
+            let published = match js
+                .publish_with_headers(subject.clone(), headers.clone(), payload.into())
+                .await
+            {
+                Ok(ack) => ack.await.is_ok(),
+                Err(_) => false,
+            };
+            if published {
+                break;
+            }
+            assert!(Instant::now() < deadline, "cannot publish {id}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    let stats = |name: &str| pb::GetStatisticsRequest {
+        name: format!("{name}/statistics"),
+    };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let (sa, sb) = loop {
+        let sa = client
+            .get_statistics(bearer(stats(&a_name), &token))
+            .await
+            .unwrap()
+            .into_inner()
+            .statistics
+            .unwrap();
+        let sb = client
+            .get_statistics(bearer(stats(&b_name), &token))
+            .await
+            .unwrap()
+            .into_inner()
+            .statistics
+            .unwrap();
+        if sa.matches_played == 1 {
+            break (sa, sb);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "statistics never caught up: {sa:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (
+            sa.hands_played,
+            sa.hands_won,
+            sa.hands_opened,
+            sa.pair_openings
+        ),
+        (1, 1, 1, 1)
+    );
+    assert_eq!(sa.mean_hand_score, -404.0);
+    assert_eq!((sa.matches_played, sa.matches_won), (1, 1));
+    assert_eq!((sb.hands_played, sb.hands_won, sb.hands_opened), (1, 0, 0));
+    assert_eq!(sb.mean_hand_score, 251.0, "end score plus the penalty");
+    assert_eq!((sb.matches_played, sb.matches_won), (1, 0));
+
+    // The consumer itself ignores an event id it has counted, whatever JetStream does.
+    let pool = app.pool().await;
+    let ended = accounts::statistics::TableEvent::parse(events[2].1.as_bytes()).unwrap();
+    let ids = accounts::statistics::parse_seat_players(Some(&seats));
+    let again = accounts::statistics::apply(&pool, &format!("{run}-e3"), "t1", ids, &ended)
+        .await
+        .unwrap();
+    assert!(!again, "an event id already counted is not counted again");
+    app.stop().await;
+}
