@@ -1,0 +1,215 @@
+//! The table service as separate processes: `kill -9` in the middle of a hand, a restart, play
+//! continues and the JetStream subject holds every event exactly once in order; two processes
+//! serving one table at the same time stay consistent.
+
+mod common;
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream::consumer::{DeliverPolicy, pull};
+use common::*;
+use okey_platform::ServiceKind;
+use okey_platform::testing::{TestInfra, free_port};
+use okey_proto::v1 as pb;
+use table::outbox::{Published, Subjects};
+use tonic::codegen::tokio_stream::StreamExt;
+
+fn env_on(base: &[(String, String)], port: u16) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = base
+        .iter()
+        .filter(|(k, _)| k != "OKEY_SERVER__PORT")
+        .cloned()
+        .collect();
+    env.push(("OKEY_SERVER__PORT".into(), port.to_string()));
+    env
+}
+
+/// Every public message of a table on JetStream, waiting until `count` are there.
+async fn published(nats_url: &str, prefix: &str, table: &str, count: usize) -> Vec<Published> {
+    let client = async_nats::connect(nats_url).await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let subjects = Subjects::new(prefix);
+    let id = table.strip_prefix("tables/").unwrap().parse().unwrap();
+    let stream = js.get_stream(subjects.stream_name()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let consumer = stream
+            .create_consumer(pull::Config {
+                filter_subject: subjects.public(id),
+                deliver_policy: DeliverPolicy::All,
+                ack_policy: async_nats::jetstream::consumer::AckPolicy::None,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let mut batch = consumer
+            .fetch()
+            .max_messages(count + 100)
+            .expires(Duration::from_millis(500))
+            .messages()
+            .await
+            .unwrap();
+        while let Some(m) = batch.next().await {
+            let m = m.unwrap();
+            got.push(serde_json::from_slice::<Published>(&m.payload).unwrap());
+        }
+        if got.len() >= count || Instant::now() > deadline {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn fresh() -> Vec<Received> {
+    (0..4).map(|_| Received::default()).collect()
+}
+
+/// Checks the JetStream subject of `table` holds each stored event once, in version order.
+async fn assert_published_once_in_order(
+    infra: &TestInfra,
+    settings: &okey_platform::Settings,
+    table: &str,
+    events: &[table::store::Recorded],
+) {
+    let msgs = published(
+        &infra.nats_url,
+        &settings.nats.subject_prefix,
+        table,
+        events.len(),
+    )
+    .await;
+    let versions: Vec<u64> = msgs.iter().map(|m| m.version).collect();
+    let expected: Vec<u64> = (1..=events.len() as u64).collect();
+    assert_eq!(versions, expected, "every event once, in order");
+    for (m, e) in msgs.iter().zip(events) {
+        assert_eq!(m.event_id, e.event_id.to_string());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_hand_then_restart_play_continues_and_jetstream_has_every_event_once() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let base = infra.env_for(ServiceKind::Table, 0);
+    let settings = settings_from_env(&base);
+    let port = free_port();
+    let mut first = spawn_binary(&env_on(&base, port));
+    let channel = connect(port).await;
+    let (table, mut clients) = seated_table(channel, &settings, 1).await;
+    let mut received = fresh();
+    let n = Cell::new(0);
+    play(&table, &mut clients, &mut received, |_| {
+        n.set(n.get() + 1);
+        n.get() > 30
+    })
+    .await;
+
+    first.kill().expect("SIGKILL");
+    first.wait().unwrap();
+
+    let port = free_port();
+    let mut second = spawn_binary(&env_on(&base, port));
+    let channel = connect(port).await;
+    for c in &mut clients {
+        c.api = okey_proto::v1::table_service_client::TableServiceClient::new(channel.clone());
+    }
+    let view = clients[0].view(&table).await.unwrap();
+    assert_eq!(
+        view.summary.as_ref().unwrap().state,
+        pb::TableState::Playing as i32
+    );
+    play(&table, &mut clients, &mut received, |_| false).await;
+
+    let (events, seeds) = stored(&settings, &table).await;
+    check_received(&events, &seeds, &received);
+    assert_eq!(check_scores(&events, &seeds), 1);
+    assert_published_once_in_order(&infra, &settings, &table, &events).await;
+    second.kill().unwrap();
+    second.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_serving_one_table_stay_consistent() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let base = infra.env_for(ServiceKind::Table, 0);
+    let settings = settings_from_env(&base);
+    let (pa, pb_) = (free_port(), free_port());
+    let mut a = spawn_binary(&env_on(&base, pa));
+    let mut b = spawn_binary(&env_on(&base, pb_));
+    let (ca, cb) = (connect(pa).await, connect(pb_).await);
+
+    let mut admin = Client::new(ca.clone(), &settings, "admin", &["admin"]);
+    let table = admin.create(rules(1)).await;
+    let mut clients = Vec::new();
+    for seat in 0..4 {
+        // Seats 0 and 2 talk to process A, seats 1 and 3 to process B.
+        let channel = if seat % 2 == 0 {
+            ca.clone()
+        } else {
+            cb.clone()
+        };
+        let mut c = Client::new(
+            channel,
+            &settings,
+            &format!("r{seat}-{}", uuid()),
+            &["player"],
+        );
+        c.join(&table, seat).await;
+        clients.push(c);
+    }
+    let mut received = fresh();
+    let n = Cell::new(0);
+    play(&table, &mut clients, &mut received, |_| {
+        n.set(n.get() + 1);
+        n.get() > 10
+    })
+    .await;
+
+    // The seat on turn sends the same kind of command to both processes at once.
+    let view = clients[0].view(&table).await.unwrap();
+    let seat = view.turn_seat as usize;
+    let own = clients[seat].view(&table).await.unwrap();
+    let tile = own.rack[0].clone();
+    let discard = pb::Command {
+        command: Some(pb::command::Command::Discard(pb::DiscardCommand { tile })),
+    };
+    let draw = pb::Command {
+        command: Some(pb::command::Command::Draw(pb::DrawCommand {})),
+    };
+    let command = if own.phase == pb::HandPhase::Take as i32 {
+        draw
+    } else {
+        discard
+    };
+    let mut on_a = Client::new(ca.clone(), &settings, &clients[seat].id, &["player"]);
+    let mut on_b = Client::new(cb.clone(), &settings, &clients[seat].id, &["player"]);
+    let (ra, rb) = (uuid(), uuid());
+    let (x, y) = tokio::join!(
+        on_a.submit(&table, &ra, command.clone()),
+        on_b.submit(&table, &rb, command.clone())
+    );
+    assert!(x.is_ok() != y.is_ok(), "exactly one wins: {x:?} {y:?}");
+    let loser = x.err().or(y.err()).unwrap();
+    assert!(
+        matches!(
+            loser.code(),
+            tonic::Code::FailedPrecondition | tonic::Code::Aborted
+        ),
+        "{loser:?}"
+    );
+
+    play(&table, &mut clients, &mut received, |_| false).await;
+    let (events, seeds) = stored(&settings, &table).await;
+    check_received(&events, &seeds, &received);
+    assert_eq!(check_scores(&events, &seeds), 1);
+    assert_published_once_in_order(&infra, &settings, &table, &events).await;
+    for child in [&mut a, &mut b] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+}
