@@ -105,6 +105,116 @@ pub struct HandEnd {
     pub scores: [i32; 4],
 }
 
+/// Why a seat's end-of-hand score is what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "basis")]
+pub enum ScoreBasis {
+    /// Went out: −101 × m.
+    Finisher {
+        multiplier: i32,
+        direct: bool,
+        okey: bool,
+        pairs: bool,
+    },
+    /// The finisher's partner scores nothing.
+    FinishersPartner,
+    /// Never opened: 202 × m, no okey surcharge.
+    NeverOpened { multiplier: i32 },
+    /// Opened: factor (2 for pairs) × rack sum × m, + 101 per okey held (never multiplied).
+    Opened {
+        kind: OpenKind,
+        rack_sum: i32,
+        factor: i32,
+        multiplier: i32,
+        okeys_held: i32,
+    },
+    /// A preset's fixed amount.
+    Fixed {
+        points: i32,
+        #[serde(skip)]
+        why: &'static str,
+    },
+    /// The hand was cancelled: nobody scores.
+    Cancelled,
+}
+
+impl ScoreBasis {
+    pub fn points(&self) -> i32 {
+        match *self {
+            ScoreBasis::Finisher { multiplier, .. } => -PENALTY * multiplier,
+            ScoreBasis::FinishersPartner | ScoreBasis::Cancelled => 0,
+            ScoreBasis::NeverOpened { multiplier } => 2 * PENALTY * multiplier,
+            ScoreBasis::Opened {
+                rack_sum,
+                factor,
+                multiplier,
+                okeys_held,
+                ..
+            } => factor * rack_sum * multiplier + okeys_held * PENALTY,
+            ScoreBasis::Fixed { points, .. } => points,
+        }
+    }
+}
+
+impl std::fmt::Display for ScoreBasis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.points();
+        match *self {
+            ScoreBasis::Finisher {
+                multiplier,
+                direct,
+                okey,
+                pairs,
+            } => {
+                let mut why: Vec<&str> = Vec::new();
+                if direct {
+                    why.push("direct finish");
+                }
+                if okey {
+                    why.push("final discard an okey");
+                }
+                if pairs {
+                    why.push("opened with pairs");
+                }
+                let why = if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", why.join(", "))
+                };
+                write!(f, "went out: -101 x {multiplier}{why} = {p}")
+            }
+            ScoreBasis::FinishersPartner => write!(f, "partner of the finisher: 0"),
+            ScoreBasis::NeverOpened { multiplier } => {
+                write!(f, "never opened: 202 x {multiplier} = {p}")
+            }
+            ScoreBasis::Opened {
+                kind,
+                rack_sum,
+                factor,
+                multiplier,
+                okeys_held,
+            } => {
+                let with = if kind == OpenKind::Pairs {
+                    "pairs"
+                } else {
+                    "melds"
+                };
+                write!(f, "opened with {with}: ")?;
+                if factor != 1 {
+                    write!(f, "{factor} x ")?;
+                }
+                write!(f, "rack {rack_sum} x {multiplier}")?;
+                if okeys_held > 0 {
+                    write!(f, " + {okeys_held} okey(s) held x 101")?;
+                }
+                write!(f, " = {p}")
+            }
+            ScoreBasis::Fixed { why, .. } => write!(f, "{why}: {p}"),
+            ScoreBasis::Cancelled => write!(f, "hand cancelled: 0"),
+        }
+    }
+}
+
 /// What a seat did to open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Opening {
@@ -961,10 +1071,10 @@ impl Hand {
         Ok(events)
     }
 
-    fn finish_multiplier(&self, finisher: Seat, last: Tile) -> (i32, bool, bool, bool) {
+    fn finish_multiplier(&self, finisher: Seat, last: Tile, turn: u32) -> (i32, bool, bool, bool) {
         let m = self.rules.multipliers;
         let opening = self.opened[finisher as usize].expect("a finisher has opened");
-        let d = opening.turn == self.turn.number;
+        let d = opening.turn == turn;
         let o = self.okey.is_okey(last);
         let p = opening.kind == OpenKind::Pairs;
         let exp = (d && m.direct_finish) as u32
@@ -973,7 +1083,7 @@ impl Hand {
         (1 << exp, d, o, p)
     }
 
-    /// A seat's rack points: numbers summed (okeys per the held-okey rule) and the okey surcharge.
+    /// A seat's rack: numbers summed (okeys per the held-okey rule) and the okeys held.
     fn rack_points(&self, seat: Seat) -> (i32, i32) {
         let mut sum = 0;
         let mut okeys = 0;
@@ -987,54 +1097,91 @@ impl Hand {
                 sum += self.okey.number_of(t) as i32;
             }
         }
-        (sum, okeys * PENALTY)
+        (sum, okeys)
     }
 
-    fn score_seat(&self, seat: Seat, m: i32) -> i32 {
+    fn seat_basis(&self, seat: Seat, m: i32) -> ScoreBasis {
         match self.opened[seat as usize] {
-            None => 2 * PENALTY * m,
+            None => ScoreBasis::NeverOpened { multiplier: m },
             Some(o) => {
-                let (sum, surcharge) = self.rack_points(seat);
-                let factor = if o.kind == OpenKind::Pairs { 2 } else { 1 };
-                factor * sum * m + surcharge
+                let (rack_sum, okeys_held) = self.rack_points(seat);
+                ScoreBasis::Opened {
+                    kind: o.kind,
+                    rack_sum,
+                    factor: if o.kind == OpenKind::Pairs { 2 } else { 1 },
+                    multiplier: m,
+                    okeys_held,
+                }
             }
         }
     }
 
-    fn score_finish(&self, finisher: Seat, last: Tile) -> HandEnd {
-        let (m, d, o, p) = self.finish_multiplier(finisher, last);
-        let mut scores = [0; 4];
-        for s in 0..4u8 {
-            scores[s as usize] = if s == finisher {
-                -PENALTY * m
+    /// Why each seat scores what it does when `finisher` goes out with `last` in turn `turn`.
+    fn finish_bases(&self, finisher: Seat, last: Tile, turn: u32) -> (i32, [ScoreBasis; 4]) {
+        let (m, d, o, p) = self.finish_multiplier(finisher, last, turn);
+        let seed004 = self.rules.unopened_scoring == UnopenedScoring::Seed004;
+        let bases = std::array::from_fn(|s| {
+            let s = s as Seat;
+            if s == finisher {
+                ScoreBasis::Finisher {
+                    multiplier: m,
+                    direct: d,
+                    okey: o,
+                    pairs: p,
+                }
             } else if self.rules.partners && s == partner(finisher) {
-                0
-            } else if self.rules.unopened_scoring == UnopenedScoring::Seed004 && d {
-                if o { 8 * PENALTY } else { 4 * PENALTY }
-            } else if self.rules.unopened_scoring == UnopenedScoring::Seed004
-                && self.opened[s as usize].is_none()
-            {
-                2 * PENALTY * (1 << (o as u32 + p as u32))
+                ScoreBasis::FinishersPartner
+            } else if seed004 && d {
+                ScoreBasis::Fixed {
+                    points: if o { 8 * PENALTY } else { 4 * PENALTY },
+                    why: "seed 004: after a direct finish every opponent scores 404, 808 if the final discard is an okey",
+                }
+            } else if seed004 && self.opened[s as usize].is_none() {
+                ScoreBasis::Fixed {
+                    points: 2 * PENALTY * (1 << (o as u32 + p as u32)),
+                    why: "seed 004: never opened, 202; 404 after an okey or pairs finish; 808 after both",
+                }
             } else {
-                self.score_seat(s, m)
-            };
-        }
+                self.seat_basis(s, m)
+            }
+        });
+        (m, bases)
+    }
+
+    fn score_finish(&self, finisher: Seat, last: Tile) -> HandEnd {
+        let (m, bases) = self.finish_bases(finisher, last, self.turn.number);
         HandEnd {
             outcome: Outcome::Finished,
             winner: Some(finisher),
             multiplier: m,
-            scores,
+            scores: bases.map(|b| b.points()),
         }
     }
 
     fn score_no_winner(&self) -> HandEnd {
-        let scores = std::array::from_fn(|s| self.score_seat(s as Seat, 1));
+        let scores = std::array::from_fn(|s| self.seat_basis(s as Seat, 1).points());
         HandEnd {
             outcome: Outcome::PileEmpty,
             winner: None,
             multiplier: 1,
             scores,
         }
+    }
+
+    /// Why each seat scored what it did, once the hand has ended (for replays and support).
+    pub fn score_bases(&self) -> Option<[ScoreBasis; 4]> {
+        let end = self.end?;
+        Some(match (end.outcome, end.winner) {
+            (Outcome::Cancelled, _) => [ScoreBasis::Cancelled; 4],
+            (Outcome::Finished, Some(w)) => {
+                let last = *self.discards[w as usize]
+                    .last()
+                    .expect("a finisher discarded");
+                // The finishing discard already passed the turn on.
+                self.finish_bases(w, last, self.turn.number - 1).1
+            }
+            _ => std::array::from_fn(|s| self.seat_basis(s as Seat, 1)),
+        })
     }
 
     fn snapshot_if_needed(&mut self) {

@@ -9,6 +9,7 @@ pub mod hand;
 pub mod hints;
 pub mod matches;
 pub mod meld;
+pub mod replay;
 pub mod ruleset;
 pub mod tile;
 pub mod view;

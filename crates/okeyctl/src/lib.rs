@@ -2,4 +2,5 @@
 //! same code as the command line.
 
 pub mod conformance;
+pub mod replay;
 pub mod simulate;

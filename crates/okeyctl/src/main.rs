@@ -29,6 +29,15 @@ enum Top {
     /// Let bots play hands through the engine, checking its invariants after every step; the last
     /// line of output is one JSON object with the totals.
     Simulate(SimulateArgs),
+    /// Tell a hand step by step: every event, and exactly why each penalty and score was written.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// A conformance scenario, or a hand's events as a JSON array (or one JSON event per line),
+    /// starting with `hand_started`.
+    file: PathBuf,
 }
 
 #[derive(Args)]
@@ -107,6 +116,18 @@ fn main() -> ExitCode {
             command: ConformanceCmd::Check { files },
         } => conformance_check(&files),
         Top::Simulate(args) => simulate(&args),
+        Top::Replay(args) => match okeyctl::replay::load_events(&args.file) {
+            Ok(events) => {
+                for line in okey_rules::replay::narrate(&events) {
+                    println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{}: {e:#}", args.file.display());
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

@@ -1,0 +1,41 @@
+//! Loading a hand's events for `okeyctl replay`: from a conformance scenario (played through the
+//! engine) or from a file of events (a JSON array, or one JSON event per line).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use okey_rules::Event;
+
+/// The events of the hand in `path`, starting with `hand_started`.
+pub fn load_events(path: &Path) -> Result<Vec<Event>> {
+    let text = std::fs::read_to_string(path).context("cannot read the file")?;
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        // Not one JSON document: one event per line.
+        Err(_) => serde_json::Value::Array(
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .enumerate()
+                .map(|(i, l)| {
+                    serde_json::from_str(l).with_context(|| format!("line {} is not JSON", i + 1))
+                })
+                .collect::<Result<_>>()?,
+        ),
+    };
+    let events: Vec<Event> = if value.get("deal").is_some() && value.get("steps").is_some() {
+        let scenario: crate::conformance::Scenario = serde_json::from_value(value)
+            .context("not a conformance scenario (see conformance/FORMAT.md)")?;
+        crate::conformance::play(&scenario)?.2
+    } else {
+        serde_json::from_value(value)
+            .context("not a list of hand events (each an object with a `type`)")?
+    };
+    match events.first() {
+        Some(Event::HandStarted { .. }) => Ok(events),
+        Some(e) => bail!(
+            "a hand's events start with hand_started, this one starts with {}",
+            e.name()
+        ),
+        None => bail!("no events in the file"),
+    }
+}
