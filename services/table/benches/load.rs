@@ -1,0 +1,181 @@
+//! Load benchmark (not a test): N tables of four bot clients each play through gRPC against the
+//! table service on this machine's PostgreSQL (fsync on) and NATS; prints commands per second and
+//! p50/p99 SubmitCommand latency, then, in the same run, the raw rate of single-row inserts into
+//! PostgreSQL at the same concurrency, and the ratio of the two.
+//!
+//! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use okey_bots::{Bot, Easy};
+use okey_platform::testing::TestInfra;
+use okey_platform::{ServiceKind, Settings};
+use okey_proto::v1 as pb;
+use sqlx::postgres::PgPoolOptions;
+use table::grpc::command_to_proto;
+
+fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// One table: four clients play hand after hand until `stop`; returns each command's latency.
+async fn table_loop(
+    channel: tonic::transport::Channel,
+    settings: Settings,
+    stop: Arc<AtomicBool>,
+) -> Vec<Duration> {
+    let (table, mut clients) = seated_table(channel, &settings, 1000).await;
+    let mut latencies = Vec::new();
+    // The easy bot keeps no memory, so one (Send) value plays every seat.
+    let mut bot = Easy;
+    let mut turn = clients[0].view(&table).await.unwrap().turn_seat as usize;
+    let mut view = clients[turn].view(&table).await.unwrap();
+    while !stop.load(Ordering::Relaxed) {
+        if view.summary.as_ref().unwrap().state != pb::TableState::Playing as i32 {
+            break;
+        }
+        let command = bot.act(&engine_view(&view));
+        let started = Instant::now();
+        let r = clients[turn]
+            .submit(&table, &uuid(), command_to_proto(&command).unwrap())
+            .await
+            .expect("bot commands are legal");
+        latencies.push(started.elapsed());
+        let after = r.view.unwrap();
+        let next = after.turn_seat as usize;
+        // The next seat acts on its own view; the same seat goes on with the view it got back.
+        view = if next == turn {
+            after
+        } else {
+            clients[next].view(&table).await.unwrap()
+        };
+        turn = next;
+    }
+    latencies
+}
+
+#[tokio::main]
+async fn main() {
+    let tables = arg("--tables", 20) as usize;
+    let seconds = arg("--seconds", 15);
+    let Some(infra) = TestInfra::from_env() else {
+        eprintln!("start the infrastructure first: deploy/infra.sh up");
+        std::process::exit(2);
+    };
+    let connections = tables.clamp(4, 64);
+    let mut env = infra.env_for(ServiceKind::Table, 0);
+    env.retain(|(k, _)| k != "OKEY_DATABASE__MAX_CONNECTIONS");
+    env.push((
+        "OKEY_DATABASE__MAX_CONNECTIONS".into(),
+        connections.to_string(),
+    ));
+    env.push(("OKEY_TELEMETRY__LOG_FILTER".into(), "warn".into()));
+    let settings = Settings::from_sources(ServiceKind::Table, None, env).unwrap();
+    let app = spawn_app(settings.clone()).await;
+    // A few HTTP/2 connections, shared by the tables' clients.
+    let mut channels = Vec::new();
+    for _ in 0..4 {
+        channels.push(connect(app.port).await);
+    }
+
+    let pool = PgPoolOptions::new()
+        .max_connections(connections as u32)
+        .connect(settings.database.url.expose())
+        .await
+        .unwrap();
+    let fsync: String = sqlx::query_scalar("SHOW fsync")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let sync: String = sqlx::query_scalar("SHOW synchronous_commit")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for i in 0..tables {
+        tasks.push(tokio::spawn(table_loop(
+            channels[i % channels.len()].clone(),
+            settings.clone(),
+            stop.clone(),
+        )));
+    }
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    let started_measure = Duration::from_secs(seconds);
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.unwrap());
+    }
+    latencies.sort();
+    let commands = latencies.len();
+    let rate = commands as f64 / started_measure.as_secs_f64();
+
+    // The raw rate: single-row inserts (one transaction each) at the same concurrency.
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, payload jsonb NOT NULL)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    let inserts = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..tables {
+        let (pool, inserts, stop) = (pool.clone(), inserts.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                sqlx::query("INSERT INTO bench_raw (payload) VALUES ($1)")
+                    .bind(serde_json::json!({"type": "TileDiscarded", "seat": 1, "tile": "R7"}))
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                inserts.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    let raw_seconds = seconds.min(10);
+    tokio::time::sleep(Duration::from_secs(raw_seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let raw = inserts.load(Ordering::Relaxed) as f64 / raw_seconds as f64;
+
+    println!(
+        "tables: {tables} (4 gRPC bot clients each), {seconds} s, pool {connections}, fsync={fsync}, synchronous_commit={sync}"
+    );
+    println!("commands: {commands}, {rate:.0} commands/s");
+    println!(
+        "SubmitCommand latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        percentile(&latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.99).as_secs_f64() * 1e3,
+        latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
+    );
+    println!("raw single-row inserts at concurrency {tables}: {raw:.0} inserts/s");
+    println!(
+        "ratio commands/s : inserts/s = {:.2} (goal >= 0.5)",
+        rate / raw
+    );
+    pool.close().await;
+    app.stop().await;
+}
