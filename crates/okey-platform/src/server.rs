@@ -163,7 +163,10 @@ impl ServiceHost {
             .concurrency_limit_per_connection(self.settings.concurrency_limit_per_connection)
             .layer(layers)
             .add_routes(self.routes.routes())
-            .serve_with_incoming_shutdown(TcpIncoming::from(self.listener), signal);
+            .serve_with_incoming_shutdown(
+                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
+                signal,
+            );
         tokio::pin!(server);
 
         let grace = self.settings.grace_period();

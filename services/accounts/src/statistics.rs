@@ -1,15 +1,15 @@
 //! Player statistics from the table service's events on NATS JetStream.
 //!
-//! The contract (also in ARCHITECTURE.md):
+//! The contract (also in ARCHITECTURE.md) is what the table service's outbox publishes:
 //! - subject `<prefix>.table.<table>.events` (`<prefix>` is `nats.subject_prefix`), one message per
 //!   stored event, in table order;
-//! - payload: the event as JSON, either an `okey_rules::Event` (`{"type":"hand_opened",…}`) or the
-//!   table-level `{"type":"match_ended","winners":[seat,…]}`; other types are skipped;
+//! - payload: the table service's envelope `{"table","version","event_id","time","event"}` where
+//!   `event` is the event as the public sees it, `{"shown":"public","event":{"type":…}}`; this
+//!   consumer reads `table_created` and `seat_taken`/`seat_left` (who sits where), `hand_dealt`,
+//!   `played` (an `okey_rules::Event`: openings, rollbacks, penalties), `hand_ended` and
+//!   `match_ended`; other types are skipped;
 //! - header `Nats-Msg-Id`: the event id (unique; JetStream drops republished duplicates within
-//!   its window, and this consumer ignores an id it already counted, forever);
-//! - header `Okey-Seat-Players`: who sits where when the event happened, four comma-separated
-//!   entries in seat order, each `players/{uuid}` (or a bare uuid) or empty for a bot or a free
-//!   seat.
+//!   its window, and this consumer ignores an id it already counted, forever).
 //!
 //! Counting is per hand: openings and penalties are tallied per table while the hand runs (a table
 //! rollback undoes an opening made that turn and voids penalties; a cancelled hand counts for
@@ -21,13 +21,11 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull, stream};
 use futures_util::StreamExt;
-use okey_rules::{Event, OpenKind, Outcome};
+use okey_rules::{Event, HandEnd, OpenKind, Outcome};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-/// The header naming the seat's players.
-pub const SEAT_PLAYERS_HEADER: &str = "Okey-Seat-Players";
 /// The durable consumer's name.
 const CONSUMER: &str = "accounts-statistics";
 
@@ -50,8 +48,21 @@ pub fn table_events_subject(prefix: &str) -> String {
 /// One table event as this consumer reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TableEvent {
+    /// The table was created with these players seated (`None`: free or a bot).
+    Seats([Option<Uuid>; 4]),
+    /// A player took (`Some`) or left (`None`) a seat.
+    Seat {
+        /// The seat, 0-3.
+        seat: usize,
+        /// Who sits there now.
+        player: Option<Uuid>,
+    },
+    /// A new hand was dealt.
+    HandDealt,
     /// A hand event of the rules engine.
     Hand(Box<Event>),
+    /// The hand ended with these end-of-hand scores.
+    HandEnded(HandEnd),
     /// The match at the table ended; these seats (a player, or a team) won.
     MatchEnded {
         /// Winning seats.
@@ -59,40 +70,54 @@ pub enum TableEvent {
     },
 }
 
-#[derive(Deserialize)]
-struct MatchEnded {
-    winners: Vec<usize>,
+fn player_id(v: &serde_json::Value) -> Option<Uuid> {
+    Uuid::parse_str(v.as_str()?.trim_start_matches("players/")).ok()
 }
 
 impl TableEvent {
-    /// Reads a payload; `None` for a type this consumer does not count.
+    /// Reads a published message; `None` for a type this consumer does not count.
     pub fn parse(payload: &[u8]) -> Option<TableEvent> {
-        let value: serde_json::Value = serde_json::from_slice(payload).ok()?;
-        if value.get("type").and_then(|t| t.as_str()) == Some("match_ended") {
-            let m: MatchEnded = serde_json::from_value(value).ok()?;
-            return Some(TableEvent::MatchEnded { winners: m.winners });
+        let envelope: serde_json::Value = serde_json::from_slice(payload).ok()?;
+        let shown = envelope.get("event")?;
+        if shown.get("shown")?.as_str()? != "public" {
+            return None;
         }
-        serde_json::from_value::<Event>(value)
-            .ok()
-            .map(|e| TableEvent::Hand(Box::new(e)))
+        let event = shown.get("event")?;
+        let seat = || Some(event.get("seat")?.as_u64()? as usize % 4);
+        Some(match event.get("type")?.as_str()? {
+            "table_created" => {
+                let seats = event.get("seats")?.as_array()?;
+                TableEvent::Seats(std::array::from_fn(|s| seats.get(s).and_then(player_id)))
+            }
+            "seat_taken" => TableEvent::Seat {
+                seat: seat()?,
+                player: player_id(event.get("player")?),
+            },
+            "seat_left" => TableEvent::Seat {
+                seat: seat()?,
+                player: None,
+            },
+            "hand_dealt" => TableEvent::HandDealt,
+            "played" => TableEvent::Hand(Box::new(
+                serde_json::from_value(event.get("event")?.clone()).ok()?,
+            )),
+            "hand_ended" => {
+                TableEvent::HandEnded(serde_json::from_value(event.get("end")?.clone()).ok()?)
+            }
+            "match_ended" => TableEvent::MatchEnded {
+                winners: serde_json::from_value(event.get("winners")?.clone()).ok()?,
+            },
+            _ => return None,
+        })
     }
-}
-
-/// Reads `Okey-Seat-Players`.
-pub fn parse_seat_players(header: Option<&str>) -> [Option<Uuid>; 4] {
-    let mut seats = [None; 4];
-    if let Some(header) = header {
-        for (seat, entry) in header.split(',').take(4).enumerate() {
-            let id = entry.trim().trim_start_matches("players/");
-            seats[seat] = Uuid::parse_str(id).ok();
-        }
-    }
-    seats
 }
 
 /// What is known about the hand in progress at one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandTally {
+    /// Who sits where (from the table's seat events).
+    #[serde(default)]
+    pub players: [Option<Uuid>; 4],
     /// How each seat opened, if it did.
     pub opened: [Option<OpenKind>; 4],
     /// Whether the seat's opening was made in its current turn (a rollback undoes it).
@@ -110,6 +135,16 @@ pub struct Increments {
     pub matches: Vec<(usize, i64, i64)>,
 }
 
+impl HandTally {
+    /// Forgets the hand, keeps the seats.
+    fn new_hand(&mut self) {
+        *self = HandTally {
+            players: self.players,
+            ..HandTally::default()
+        };
+    }
+}
+
 /// Folds one event into the tally; returns what to add to the players' statistics.
 pub fn fold(tally: &mut HandTally, event: &TableEvent) -> Increments {
     let mut out = Increments::default();
@@ -119,10 +154,17 @@ pub fn fold(tally: &mut HandTally, event: &TableEvent) -> Increments {
                 .map(|s| (s, 1, i64::from(winners.contains(&s))))
                 .collect();
         }
-        TableEvent::Hand(event) => match event.as_ref() {
-            Event::HandStarted { .. } | Event::HandCancelled { .. } => {
-                *tally = HandTally::default()
+        TableEvent::Seats(players) => tally.players = *players,
+        TableEvent::Seat { seat, player } => tally.players[*seat] = *player,
+        TableEvent::HandDealt => tally.new_hand(),
+        TableEvent::HandEnded(end) => {
+            if end.outcome != Outcome::Cancelled {
+                out.hands = hand_increments(tally, end);
             }
+            tally.new_hand();
+        }
+        TableEvent::Hand(event) => match event.as_ref() {
+            Event::HandStarted { .. } | Event::HandCancelled { .. } => tally.new_hand(),
             Event::HandOpened { seat, kind, .. } => {
                 let s = usize::from(*seat) % 4;
                 tally.opened[s] = Some(*kind);
@@ -144,26 +186,9 @@ pub fn fold(tally: &mut HandTally, event: &TableEvent) -> Increments {
             } => tally.penalties.push((*id, usize::from(*seat) % 4, *points)),
             Event::HandEnded { end } => {
                 if end.outcome != Outcome::Cancelled {
-                    out.hands = (0..4)
-                        .map(|s| {
-                            let penalties: i64 = tally
-                                .penalties
-                                .iter()
-                                .filter(|(_, seat, _)| *seat == s)
-                                .map(|(_, _, p)| i64::from(*p))
-                                .sum();
-                            (
-                                s,
-                                1,
-                                i64::from(end.winner.map(usize::from) == Some(s)),
-                                i64::from(end.scores[s]) + penalties,
-                                i64::from(tally.opened[s].is_some()),
-                                i64::from(tally.opened[s] == Some(OpenKind::Pairs)),
-                            )
-                        })
-                        .collect();
+                    out.hands = hand_increments(tally, end);
                 }
-                *tally = HandTally::default();
+                tally.new_hand();
             }
             _ => {}
         },
@@ -171,12 +196,33 @@ pub fn fold(tally: &mut HandTally, event: &TableEvent) -> Increments {
     out
 }
 
+/// Per seat: (seat, hands played, won, score with penalties, opened, opened with pairs).
+fn hand_increments(tally: &HandTally, end: &HandEnd) -> Vec<(usize, i64, i64, i64, i64, i64)> {
+    (0..4)
+        .map(|s| {
+            let penalties: i64 = tally
+                .penalties
+                .iter()
+                .filter(|(_, seat, _)| *seat == s)
+                .map(|(_, _, p)| i64::from(*p))
+                .sum();
+            (
+                s,
+                1,
+                i64::from(end.winner.map(usize::from) == Some(s)),
+                i64::from(end.scores[s]) + penalties,
+                i64::from(tally.opened[s].is_some()),
+                i64::from(tally.opened[s] == Some(OpenKind::Pairs)),
+            )
+        })
+        .collect()
+}
+
 /// Counts one event, once: returns false when its id was already counted.
 pub async fn apply(
     pool: &PgPool,
     event_id: &str,
     table: &str,
-    seats: [Option<Uuid>; 4],
     event: &TableEvent,
 ) -> Result<bool, StatisticsError> {
     let mut tx = pool.begin().await?;
@@ -198,6 +244,7 @@ pub async fn apply(
             .await?;
     let mut tally = stored.map(|t| t.0).unwrap_or_default();
     let increments = fold(&mut tally, event);
+    let seats = tally.players;
     for (seat, played, won, score, opened, pairs) in increments.hands {
         let Some(player) = seats[seat] else { continue };
         sqlx::query(
@@ -238,52 +285,22 @@ pub async fn apply(
     Ok(true)
 }
 
-/// The stream holding `subject`: the table service's if it made one, else one made here with the
-/// same subjects (whoever starts first creates it).
+/// The table service's stream holding its events. The producer owns the stream (name, subjects,
+/// duplicate window); this consumer never creates one, it waits until the table service has (a
+/// second stream over the same subjects would be refused by JetStream).
 async fn table_events_stream(
     jetstream: &jetstream::Context,
     prefix: &str,
 ) -> Result<stream::Stream, StatisticsError> {
-    let subject = table_events_subject(prefix);
-    if let Ok(name) = jetstream.stream_by_subject(subject.clone()).await {
-        return jetstream
-            .get_stream(name)
-            .await
-            .map_err(|e| StatisticsError::JetStream(e.to_string()));
-    }
-    let name = format!(
-        "{}_TABLE_EVENTS",
-        prefix
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            })
-            .collect::<String>()
-            .to_uppercase()
-    );
-    match jetstream
-        .create_stream(stream::Config {
-            name: name.clone(),
-            subjects: vec![subject.clone()],
-            ..Default::default()
-        })
+    let name = jetstream
+        .stream_by_subject(table_events_subject(prefix))
         .await
-    {
-        Ok(stream) => Ok(stream),
-        // Someone else created it meanwhile.
-        Err(_) => {
-            let name = jetstream
-                .stream_by_subject(subject)
-                .await
-                .map_err(|e| StatisticsError::JetStream(e.to_string()))?;
-            jetstream
-                .get_stream(name)
-                .await
-                .map_err(|e| StatisticsError::JetStream(e.to_string()))
-        }
-    }
+        .map_err(|e| {
+            StatisticsError::JetStream(format!(
+                "no stream holds the table events yet (the table service creates it): {e}"
+            ))
+        })?;
+    jetstream.get_stream(name).await.map_err(js_err)
 }
 
 fn js_err(e: impl std::fmt::Display) -> StatisticsError {
@@ -329,11 +346,6 @@ async fn consume(
         let event_id = headers
             .and_then(|h| h.get("Nats-Msg-Id"))
             .map(|v| v.as_str().to_owned());
-        let seats = parse_seat_players(
-            headers
-                .and_then(|h| h.get(SEAT_PLAYERS_HEADER))
-                .map(|v| v.as_str()),
-        );
         let table = message
             .subject
             .as_str()
@@ -342,20 +354,18 @@ async fn consume(
             .unwrap_or_default()
             .to_owned();
         match (event_id, TableEvent::parse(&message.payload)) {
-            (Some(event_id), Some(event)) => {
-                match apply(pool, &event_id, &table, seats, &event).await {
-                    Ok(counted) => {
-                        tracing::debug!(%event_id, %table, counted, "table event handled");
-                    }
-                    Err(error) => {
-                        tracing::warn!(%event_id, %error, "table event not counted yet; retrying");
-                        let _ = message
-                            .ack_with(jetstream::AckKind::Nak(Some(Duration::from_millis(500))))
-                            .await;
-                        continue;
-                    }
+            (Some(event_id), Some(event)) => match apply(pool, &event_id, &table, &event).await {
+                Ok(counted) => {
+                    tracing::debug!(%event_id, %table, counted, "table event handled");
                 }
-            }
+                Err(error) => {
+                    tracing::warn!(%event_id, %error, "table event not counted yet; retrying");
+                    let _ = message
+                        .ack_with(jetstream::AckKind::Nak(Some(Duration::from_millis(500))))
+                        .await;
+                    continue;
+                }
+            },
             (None, Some(_)) => tracing::warn!(%table, "table event without Nats-Msg-Id skipped"),
             _ => {}
         }
@@ -368,31 +378,71 @@ async fn consume(
 mod tests {
     use super::*;
 
-    fn hand(json: &str) -> TableEvent {
-        TableEvent::parse(json.as_bytes()).expect(json)
+    /// A table-level event as the table service's outbox publishes it.
+    pub fn published(event: &str) -> String {
+        format!(
+            r#"{{"table":"tables/t","version":7,"event_id":"e","time":"2026-01-01T00:00:00Z","event":{{"shown":"public","event":{event}}}}}"#
+        )
+    }
+
+    /// An engine event of the hand, as published.
+    fn hand(engine: &str) -> TableEvent {
+        let json = if engine.contains(r#""type":"hand_ended""#) {
+            published(&engine.replace(
+                r#""type":"hand_ended""#,
+                r#""type":"hand_ended","hand_number":1"#,
+            ))
+        } else {
+            published(&format!(
+                r#"{{"type":"played","hand_number":1,"event":{engine}}}"#
+            ))
+        };
+        TableEvent::parse(json.as_bytes()).expect(engine)
     }
 
     #[test]
-    fn seat_players_read_names_and_bare_ids() {
+    fn seats_come_from_the_tables_own_events() {
         let a = Uuid::new_v4();
         let b = Uuid::new_v4();
-        let seats = parse_seat_players(Some(&format!("players/{a},,{b},bot")));
-        assert_eq!(seats, [Some(a), None, Some(b), None]);
-        assert_eq!(parse_seat_players(None), [None; 4]);
+        let mut tally = HandTally::default();
+        let created = published(&format!(
+            r#"{{"type":"table_created","rules":{{}},"seats":["players/{a}",null,null,null]}}"#
+        ));
+        fold(&mut tally, &TableEvent::parse(created.as_bytes()).unwrap());
+        let taken = published(&format!(
+            r#"{{"type":"seat_taken","seat":2,"player":"players/{b}"}}"#
+        ));
+        fold(&mut tally, &TableEvent::parse(taken.as_bytes()).unwrap());
+        assert_eq!(tally.players, [Some(a), None, Some(b), None]);
+        let left = published(&format!(
+            r#"{{"type":"seat_left","seat":0,"player":"players/{a}"}}"#
+        ));
+        fold(&mut tally, &TableEvent::parse(left.as_bytes()).unwrap());
+        fold(&mut tally, &TableEvent::parse(published(r#"{"type":"hand_dealt","hand_number":2,"first":1,"indicator":"R9","seed_sha256":"00"}"#).as_bytes()).unwrap());
+        assert_eq!(
+            tally.players,
+            [None, None, Some(b), None],
+            "a new hand keeps the seats"
+        );
     }
 
     #[test]
     fn match_end_and_unknown_types_parse() {
         assert_eq!(
-            TableEvent::parse(br#"{"type":"match_ended","winners":[0,2]}"#),
+            TableEvent::parse(
+                published(r#"{"type":"match_ended","totals":[1,2,3,4],"winners":[0,2]}"#)
+                    .as_bytes()
+            ),
             Some(TableEvent::MatchEnded {
                 winners: vec![0, 2]
             })
         );
         assert_eq!(
-            TableEvent::parse(br#"{"type":"seat_joined","seat":1}"#),
+            TableEvent::parse(published(r#"{"type":"seat_joined","seat":1}"#).as_bytes()),
             None
         );
+        let private = r#"{"table":"tables/t","version":3,"event_id":"e","time":"t","event":{"shown":"drawn","hand_number":1,"seat":0,"tile":"R1"}}"#;
+        assert_eq!(TableEvent::parse(private.as_bytes()), None);
     }
 
     #[test]

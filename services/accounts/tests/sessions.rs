@@ -407,41 +407,73 @@ async fn statistics_follow_table_events_once() {
     let (a_name, b_name) = (a.account.unwrap().name, b.account.unwrap().name);
     let token = a.session.unwrap().access_token;
 
-    // Publish as the table service does: `<prefix>.table.<table>.events`, Nats-Msg-Id, seats.
+    // Publish as the table service's outbox does: `<prefix>.table.<table>.events`, the event
+    // as the public sees it in the service's envelope, Nats-Msg-Id = the event id.
     let nats = async_nats::connect(&infra.nats_url).await.unwrap();
     let js = async_nats::jetstream::new(nats);
-    let subject = format!("{}.table.t1.events", app.settings.nats.subject_prefix);
-    let seats = format!("{a_name},{b_name},,");
+    let prefix = &app.settings.nats.subject_prefix;
+    let subject = format!("{prefix}.table.t1.events");
+    // The stream belongs to the table service; make it as that service does.
+    js.get_or_create_stream(async_nats::jetstream::stream::Config {
+        name: format!(
+            "{}_TABLE_EVENTS",
+            prefix.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        ),
+        subjects: vec![format!("{prefix}.table.>")],
+        duplicate_window: Duration::from_secs(120),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let envelope = |event: String| {
+        format!(
+            r#"{{"table":"tables/t1","version":1,"event_id":"e","time":"2026-01-01T00:00:00Z","event":{{"shown":"public","event":{event}}}}}"#
+        )
+    };
+    let played = |engine: &str| {
+        envelope(format!(
+            r#"{{"type":"played","hand_number":1,"event":{engine}}}"#
+        ))
+    };
+    let hand_ended = envelope(
+        r#"{"type":"hand_ended","hand_number":1,"end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]},"result":{"outcome":"finished","winner":0,"penalties":[0,101,0,0],"scores":[-404,150,80,30]},"totals":[-404,251,80,30],"seed":"00","racks":[[],[],[],[]]}"#.to_string(),
+    );
     let events = [
         (
+            "e0",
+            envelope(format!(
+                r#"{{"type":"table_created","rules":{{}},"seats":["{a_name}","{b_name}",null,null]}}"#
+            )),
+        ),
+        (
             "e1",
-            r#"{"type":"hand_opened","seat":0,"kind":"pairs","amount":5,"melds":[]}"#,
+            played(r#"{"type":"hand_opened","seat":0,"kind":"pairs","amount":5,"melds":[]}"#),
         ),
         (
             "e2",
-            r#"{"type":"penalty_charged","id":0,"seat":1,"points":101,"reason":"discard_okey"}"#,
+            played(
+                r#"{"type":"penalty_charged","id":0,"seat":1,"points":101,"reason":"discard_okey"}"#,
+            ),
+        ),
+        ("e3", hand_ended.clone()),
+        ("e3", hand_ended.clone()),
+        (
+            "e4",
+            envelope(r#"{"type":"seat_joined","seat":2}"#.to_string()),
         ),
         (
-            "e3",
-            r#"{"type":"hand_ended","end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]}}"#,
+            "e5",
+            envelope(r#"{"type":"match_ended","totals":[0,0,0,0],"winners":[0,2]}"#.to_string()),
         ),
-        (
-            "e3",
-            r#"{"type":"hand_ended","end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]}}"#,
-        ),
-        ("e4", r#"{"type":"seat_joined","seat":2}"#),
-        ("e5", r#"{"type":"match_ended","winners":[0,2]}"#),
     ];
     let run = uuid::Uuid::new_v4();
-    for (id, payload) in events {
+    for (id, payload) in &events {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Msg-Id", format!("{run}-{id}").as_str());
-        headers.insert("Okey-Seat-Players", seats.as_str());
         let deadline = Instant::now() + Duration::from_secs(10);
-        // The consumer creates the stream when nobody has yet; wait for it.
         loop {
             let published = match js
-                .publish_with_headers(subject.clone(), headers.clone(), payload.into())
+                .publish_with_headers(subject.clone(), headers.clone(), payload.clone().into())
                 .await
             {
                 Ok(ack) => ack.await.is_ok(),
@@ -500,9 +532,8 @@ async fn statistics_follow_table_events_once() {
 
     // The consumer itself ignores an event id it has counted, whatever JetStream does.
     let pool = app.pool().await;
-    let ended = accounts::statistics::TableEvent::parse(events[2].1.as_bytes()).unwrap();
-    let ids = accounts::statistics::parse_seat_players(Some(&seats));
-    let again = accounts::statistics::apply(&pool, &format!("{run}-e3"), "t1", ids, &ended)
+    let ended = accounts::statistics::TableEvent::parse(hand_ended.as_bytes()).unwrap();
+    let again = accounts::statistics::apply(&pool, &format!("{run}-e3"), "t1", &ended)
         .await
         .unwrap();
     assert!(!again, "an event id already counted is not counted again");
