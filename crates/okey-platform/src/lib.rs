@@ -14,7 +14,7 @@ pub mod testing;
 
 pub use dependencies::{Dependencies, DependencyError, Needs};
 pub use server::{ServerError, ServiceHost, shutdown_signal};
-pub use settings::{Secret, ServiceKind, Settings, SettingsError};
+pub use settings::{LiveSettings, Secret, ServiceKind, Settings, SettingsError};
 
 /// Re-exported so services need no direct sqlx dependency just to name a migrator.
 pub use sqlx::migrate::Migrator;

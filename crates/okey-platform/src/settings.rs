@@ -77,6 +77,8 @@ pub struct Settings {
     /// Token keys and lifetimes: where verifiers find the public keys, and (accounts only) the
     /// private keys that sign.
     pub tokens: TokenSettings,
+    /// Live tables (table service): deadline sweeps, bot pace, presence, chat.
+    pub live: LiveSettings,
 }
 
 /// The gRPC server.
@@ -104,6 +106,36 @@ impl ServerSettings {
     pub fn grace_period(&self) -> Duration {
         Duration::from_millis(self.grace_period_ms)
     }
+}
+
+/// Live tables (read by the table service only): how often deadlines are swept, how fast bots
+/// play, when a player counts as away or gone, and the chat's limits and retention. Turn lengths
+/// come from each table's rule set, not from here.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LiveSettings {
+    /// How often each process looks for expired deadlines (it is also woken at once when a bot
+    /// is due now).
+    pub sweep_interval_ms: u64,
+    /// How often each process checks that every active table has its deadline in Redis
+    /// (rebuilding any that are missing).
+    pub reconcile_interval_ms: u64,
+    /// How long a bot waits before each of its commands (0 in tests).
+    pub bot_pace_ms: u64,
+    /// A player seen (open stream, heartbeat or command) within this long is connected.
+    pub connected_ms: u64,
+    /// A player not seen for this long is gone (before that: away).
+    pub gone_ms: u64,
+    /// Longest chat message, in characters.
+    pub chat_max_chars: u64,
+    /// Chat messages a player may send per window at one table.
+    pub chat_burst: u64,
+    /// The chat rate-limit window.
+    pub chat_window_ms: u64,
+    /// How long chat messages are kept in PostgreSQL.
+    pub chat_retention_secs: u64,
+    /// How often old chat messages are deleted.
+    pub chat_sweep_interval_ms: u64,
 }
 
 /// PostgreSQL.
@@ -389,6 +421,31 @@ impl Settings {
         if let Err(e) = crate::auth::PublicKeySet::parse(&self.tokens.public_keys) {
             return Err(invalid("tokens.public_keys", &e.to_string()));
         }
+        for (setting, value) in [
+            ("live.sweep_interval_ms", self.live.sweep_interval_ms),
+            (
+                "live.reconcile_interval_ms",
+                self.live.reconcile_interval_ms,
+            ),
+            ("live.connected_ms", self.live.connected_ms),
+            ("live.chat_max_chars", self.live.chat_max_chars),
+            ("live.chat_burst", self.live.chat_burst),
+            ("live.chat_window_ms", self.live.chat_window_ms),
+            (
+                "live.chat_sweep_interval_ms",
+                self.live.chat_sweep_interval_ms,
+            ),
+        ] {
+            if value == 0 {
+                return Err(invalid(setting, "must be at least 1"));
+            }
+        }
+        if self.live.gone_ms < self.live.connected_ms {
+            return Err(invalid(
+                "live.gone_ms",
+                "must be at least live.connected_ms",
+            ));
+        }
         if !self.redis.url.expose().starts_with("redis://") {
             return Err(invalid(
                 "redis.url",
@@ -444,6 +501,18 @@ refresh_ttl_secs = 2592000
 public_keys = ""
 keys_url = "http://127.0.0.1:50051"
 keys_refresh_secs = 300
+
+[live]
+sweep_interval_ms = 200
+reconcile_interval_ms = 5000
+bot_pace_ms = 1500
+connected_ms = 30000
+gone_ms = 120000
+chat_max_chars = 200
+chat_burst = 5
+chat_window_ms = 10000
+chat_retention_secs = 604800
+chat_sweep_interval_ms = 60000
 "#
     );
     text.parse().expect("built-in defaults are valid TOML")

@@ -16,6 +16,8 @@ use okey_rules::{Command, Deal, Event, Hand, HandEnd, RuleError, RuleSet, Seat, 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::absence::Absence;
+
 /// The 32 bytes a deal is a function of.
 pub type Seed = [u8; 32];
 
@@ -70,6 +72,17 @@ pub enum TableEvent {
         /// Lowest total (one seat, or a team); empty on a draw.
         winners: Vec<Seat>,
     },
+    /// After `expiries_before_bot` expiries in a row a bot plays the seat until its player comes
+    /// back (see `absence`).
+    SeatHandedToBot {
+        seat: Seat,
+        player: String,
+    },
+    /// The absent player came back (a command or an update stream) and plays the seat again.
+    SeatReclaimed {
+        seat: Seat,
+        player: String,
+    },
 }
 
 impl TableEvent {
@@ -83,6 +96,8 @@ impl TableEvent {
             TableEvent::Played { event, .. } => event.name(),
             TableEvent::HandEnded { .. } => "HandEnded",
             TableEvent::MatchEnded { .. } => "MatchEnded",
+            TableEvent::SeatHandedToBot { .. } => "SeatHandedToBot",
+            TableEvent::SeatReclaimed { .. } => "SeatReclaimed",
         }
     }
 }
@@ -171,9 +186,28 @@ pub enum Phase {
 /// What a caller asks a table to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TableCommand {
-    Join { player: String, seat: Option<Seat> },
-    Leave { player: String },
-    Play { player: String, command: Command },
+    Join {
+        player: String,
+        seat: Option<Seat>,
+    },
+    Leave {
+        player: String,
+    },
+    Play {
+        player: String,
+        command: Command,
+    },
+    /// The server plays for a seat: the timeout on expiry (`turn` = the `(hand, turn)` whose
+    /// deadline passed) or a bot's command for a seat a bot holds (see `absence`).
+    Server {
+        seat: Seat,
+        command: Command,
+        turn: Option<(u32, u32)>,
+    },
+    /// An absent player takes their seat back from the bot.
+    Reclaim {
+        player: String,
+    },
 }
 
 /// Why a table refused a command. Nothing changed.
@@ -195,6 +229,10 @@ pub enum TableError {
     MatchInProgress,
     #[error("only the server plays a timeout")]
     ServerOnly,
+    #[error("no bot plays seat {0}")]
+    NotBotSeat(Seat),
+    #[error("that deadline belongs to a turn that is over")]
+    StaleTimeout,
 }
 
 impl TableError {
@@ -209,6 +247,8 @@ impl TableError {
             TableError::MatchOver => "match_over",
             TableError::MatchInProgress => "match_in_progress",
             TableError::ServerOnly => "server_only",
+            TableError::NotBotSeat(_) => "not_bot_seat",
+            TableError::StaleTimeout => "stale_timeout",
         }
     }
 }
@@ -235,6 +275,8 @@ pub struct Table {
     pub seed_sha256: Option<String>,
     /// Deal seeds by hand number. Private: never shown before the hand ends.
     seeds: BTreeMap<u32, Seed>,
+    /// Expiries in a row and seats a bot plays for an absent player.
+    pub absence: Absence,
 }
 
 /// Lowercase hex.
@@ -300,6 +342,7 @@ impl Table {
             hand: None,
             seed_sha256: None,
             seeds,
+            absence: Absence::default(),
         };
         if let Some(created) = &created {
             table.evolve(created);
@@ -352,6 +395,12 @@ impl Table {
                 })
             }
             TableCommand::Play { player, command } => self.decide_play(player, command, next_seed),
+            TableCommand::Server {
+                seat,
+                command,
+                turn,
+            } => self.decide_server(*seat, command, *turn, next_seed),
+            TableCommand::Reclaim { player } => self.decide_reclaim(player),
         }
     }
 
@@ -422,6 +471,28 @@ impl Table {
         if matches!(command, Command::Timeout) {
             return Err(TableError::ServerOnly);
         }
+        let mut decision = self.play_seat(seat, command, next_seed)?;
+        if self.absence.substituted[seat as usize] {
+            // The absent player is back: the seat is theirs again from this command on.
+            decision.events.insert(
+                0,
+                TableEvent::SeatReclaimed {
+                    seat,
+                    player: player.to_owned(),
+                },
+            );
+        }
+        Ok(decision)
+    }
+
+    /// The events of `command` played for `seat` in the current hand (with the hand's end, the
+    /// match's end or the next deal it causes).
+    pub(crate) fn play_seat(
+        &self,
+        seat: Seat,
+        command: &Command,
+        next_seed: &Seed,
+    ) -> Result<Decision, TableError> {
         let hand = self.hand.as_ref().ok_or(TableError::NotStarted)?;
         let engine_events = hand.decide(seat, command)?;
         let mut after = hand.clone();
@@ -479,6 +550,7 @@ impl Table {
     /// Folds one event. Events are facts: this never fails.
     pub fn evolve(&mut self, event: &TableEvent) {
         self.version += 1;
+        self.absence.evolve(event);
         match event {
             TableEvent::TableCreated { seats, .. } => {
                 for (s, p) in seats.iter().enumerate() {
@@ -519,6 +591,7 @@ impl Table {
                 self.record.record(*result);
             }
             TableEvent::MatchEnded { .. } => self.phase = Phase::Finished,
+            TableEvent::SeatHandedToBot { .. } | TableEvent::SeatReclaimed { .. } => {}
         }
     }
 }

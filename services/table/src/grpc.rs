@@ -25,7 +25,10 @@ use tonic::codegen::tokio_stream::Stream;
 use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Request, Response, Status};
 
+use crate::absence::{bot_level, bot_name};
+use crate::chat::{Chat, ChatError, ChatMessage};
 use crate::domain::{Shown, TableCommand, TableError, TableEvent};
+use crate::presence::{Presence, Presences, Seen};
 use crate::service::{Outcome, PhaseName, ServiceError, Summary, Tables, Update};
 
 /// Largest command request accepted (bytes, encoded). A real command is far smaller.
@@ -39,11 +42,128 @@ const MAX_REQUEST_ID: usize = 64;
 #[derive(Clone)]
 pub struct TableApi {
     tables: Tables,
+    live: Option<(Presences, Chat)>,
 }
 
 impl TableApi {
     pub fn new(tables: Tables) -> Self {
-        TableApi { tables }
+        TableApi { tables, live: None }
+    }
+
+    /// With presence and chat (issue 7's live tables).
+    pub fn with_live(mut self, presences: Presences, chat: Chat) -> Self {
+        self.live = Some((presences, chat));
+        self
+    }
+
+    fn live(&self) -> Result<&(Presences, Chat), Status> {
+        self.live.as_ref().ok_or_else(|| {
+            status::with_reason(
+                Code::Unavailable,
+                "dependency_unavailable",
+                "presence and chat are not configured on this server",
+            )
+        })
+    }
+
+    /// The public table with each seat's presence filled in (left unspecified if Redis fails).
+    async fn table_with_presence(&self, s: &Summary) -> pb::Table {
+        let mut table = table_to_proto(s);
+        if let (Some((presences, _)), Ok(id)) = (&self.live, Uuid::parse_str(&s.table_id)) {
+            match presences.of_seats(id, &s.seats, &s.substituted).await {
+                Ok(states) => {
+                    for (seat, state) in table.seats.iter_mut().zip(states) {
+                        seat.presence = presence_to_proto(state) as i32;
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot read presence"),
+            }
+        }
+        table
+    }
+
+    /// Records that `player` showed up (a command), without waiting for Redis.
+    fn seen(&self, table: Uuid, player: &str) {
+        if let Some((presences, _)) = &self.live {
+            let (presences, player) = (presences.clone(), player.to_owned());
+            tokio::spawn(async move {
+                let _ = presences.touch(table, &player, Seen::Heartbeat).await;
+            });
+        }
+    }
+}
+
+fn presence_to_proto(p: Presence) -> pb::Presence {
+    match p {
+        Presence::Unknown => pb::Presence::Unspecified,
+        Presence::Connected => pb::Presence::Connected,
+        Presence::Away => pb::Presence::Away,
+        Presence::Gone => pb::Presence::Gone,
+    }
+}
+
+/// The one mapping from chat errors to statuses.
+fn chat_status(error: ChatError) -> Status {
+    match error {
+        e @ (ChatError::Empty { .. } | ChatError::TooLong { .. }) => {
+            status::invalid_argument("chat_too_long", "text", e.to_string())
+        }
+        e @ ChatError::TooFrequent { retry_after, .. } => {
+            let mut details = tonic_types::ErrorDetails::with_error_info(
+                "chat_rate_limited",
+                status::ERROR_DOMAIN,
+                std::collections::HashMap::new(),
+            );
+            details.set_retry_info(Some(retry_after));
+            use tonic_types::StatusExt;
+            Status::with_error_details(Code::ResourceExhausted, e.to_string(), details)
+        }
+        e @ ChatError::NoPartners => {
+            status::rule_violation("no_partners", "partners", e.to_string())
+        }
+        e @ (ChatError::Store(_) | ChatError::Redis(_) | ChatError::Nats(_)) => {
+            tracing::error!(error = %e, "chat failed");
+            status::with_reason(
+                Code::Unavailable,
+                "dependency_unavailable",
+                "chat is not available now; retry with the same request_id",
+            )
+        }
+    }
+}
+
+fn chat_to_proto(m: &ChatMessage) -> pb::ChatMessage {
+    pb::ChatMessage {
+        name: format!("tables/{}/messages/{}", m.table, m.id),
+        channel: match m.channel {
+            crate::chat::Channel::Table => pb::ChatChannel::Table,
+            crate::chat::Channel::Team(_) => pb::ChatChannel::Partner,
+        } as i32,
+        sender_seat: i32::from(m.sender_seat),
+        sender: m.sender.clone(),
+        text: m.text.clone(),
+        send_time: DateTime::from_timestamp_millis(m.sent_at_ms).map(timestamp),
+    }
+}
+
+/// A wire bot level as the server's (unspecified: strong).
+fn bot_level_from_proto(level: i32) -> okey_bots::Level {
+    match pb::BotLevel::try_from(level) {
+        Ok(pb::BotLevel::Easy) => okey_bots::Level::Easy,
+        _ => okey_bots::Level::Strong,
+    }
+}
+
+fn player_summary(occupant: &str) -> pb::PlayerSummary {
+    let bot = bot_level(occupant);
+    pb::PlayerSummary {
+        player: occupant.to_owned(),
+        display_name: match bot {
+            Some(level) => format!("{level} bot"),
+            None => occupant.trim_start_matches("players/").to_owned(),
+        },
+        avatar_ref: String::new(),
+        bot: bot.is_some(),
     }
 }
 
@@ -377,17 +497,12 @@ fn table_to_proto(s: &Summary) -> pb::Table {
         seats: (0..4)
             .map(|i| pb::SeatSummary {
                 seat: i as i32,
-                player: s.seats[i].as_ref().map(|p| pb::PlayerSummary {
-                    player: p.clone(),
-                    display_name: p.trim_start_matches("players/").to_owned(),
-                    avatar_ref: String::new(),
-                    bot: false,
-                }),
+                player: s.seats[i].as_deref().map(player_summary),
                 presence: pb::Presence::Unspecified as i32,
                 rack_count: s.rack_counts[i] as i32,
                 opened: opening_kind(s.opened[i]),
                 total: s.totals[i] as i32,
-                bot_substitute: false,
+                bot_substitute: s.substituted[i],
             })
             .collect(),
         state: match s.phase {
@@ -533,12 +648,17 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
             }),
             TableEvent::SeatTaken { seat, player } => E::SeatTaken(pb::SeatTaken {
                 seat: *seat as i32,
-                player: Some(pb::PlayerSummary {
+                player: Some(player_summary(player)),
+            }),
+            TableEvent::SeatHandedToBot { seat, player } => {
+                E::SeatHandedToBot(pb::SeatHandedToBot {
+                    seat: *seat as i32,
                     player: player.clone(),
-                    display_name: player.trim_start_matches("players/").to_owned(),
-                    avatar_ref: String::new(),
-                    bot: false,
-                }),
+                })
+            }
+            TableEvent::SeatReclaimed { seat, player } => E::SeatReclaimed(pb::SeatReclaimed {
+                seat: *seat as i32,
+                player: player.clone(),
             }),
             TableEvent::SeatLeft { seat, .. } => E::SeatLeft(pb::SeatLeft {
                 seat: *seat as i32,
@@ -754,11 +874,15 @@ impl TableService for TableApi {
                         ));
                     }
                 }
-                Some(pb::seat_assignment::Occupant::Bot(_)) => {
-                    return Err(status::not_implemented_yet(
-                        "bots in seats",
-                        "issue 7 (bots in empty seats)",
-                    ));
+                Some(pb::seat_assignment::Occupant::Bot(level)) => {
+                    let name = bot_name(bot_level_from_proto(*level), seat);
+                    if seats[seat as usize].replace(name).is_some() {
+                        return Err(status::invalid_argument(
+                            "invalid_seat",
+                            &format!("seats[{i}].seat"),
+                            "a seat is assigned twice",
+                        ));
+                    }
                 }
                 _ => {
                     return Err(status::invalid_argument(
@@ -766,6 +890,13 @@ impl TableService for TableApi {
                         &format!("seats[{i}].player"),
                         "name a player as players/{id}",
                     ));
+                }
+            }
+        }
+        if let Some(level) = r.empty_seat_bots {
+            for (seat, occupant) in seats.iter_mut().enumerate() {
+                if occupant.is_none() {
+                    *occupant = Some(bot_name(bot_level_from_proto(level), seat as u8));
                 }
             }
         }
@@ -787,7 +918,7 @@ impl TableService for TableApi {
         let id = table_id(&request.get_ref().name, "name")?;
         let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
         Ok(Response::new(pb::GetTableResponse {
-            table: Some(table_to_proto(&outcome.summary)),
+            table: Some(self.table_with_presence(&outcome.summary).await),
         }))
     }
 
@@ -842,9 +973,9 @@ impl TableService for TableApi {
         if outcome.seat.is_none() {
             return Err(status_of(TableError::NotSeated.into()));
         }
-        Ok(Response::new(pb::GetSeatViewResponse {
-            view: Some(view_to_proto(&outcome)),
-        }))
+        let mut view = view_to_proto(&outcome);
+        view.summary = Some(self.table_with_presence(&outcome.summary).await);
+        Ok(Response::new(pb::GetSeatViewResponse { view: Some(view) }))
     }
 
     async fn submit_command(
@@ -869,7 +1000,8 @@ impl TableService for TableApi {
                 })
             })
             .transpose()?;
-        let outcome = self
+        self.seen(id, &caller);
+        let submitted = self
             .tables
             .submit(
                 id,
@@ -882,8 +1014,12 @@ impl TableService for TableApi {
                 expected,
                 trace(),
             )
-            .await
-            .map_err(status_of)?;
+            .await;
+        if let Err(ServiceError::Table(TableError::Rule(_))) = &submitted {
+            // Refused, but the player is back: a bot holding the seat gives it up.
+            let _ = self.tables.reclaim(id, &caller).await;
+        }
+        let outcome = submitted.map_err(status_of)?;
         Ok(Response::new(pb::SubmitCommandResponse {
             version: outcome.summary.version as i64,
             penalties: penalties_of(&outcome.events),
@@ -947,13 +1083,22 @@ impl TableService for TableApi {
                 "versions are not negative",
             )
         })?;
+        match self.tables.reclaim(id, &caller).await {
+            Ok(()) | Err(ServiceError::Table(_)) => {}
+            Err(e) => return Err(status_of(e)),
+        }
         let rx = self
             .tables
             .watch(id, &caller, after)
             .await
             .map_err(status_of)?;
+        let presence = self
+            .live
+            .as_ref()
+            .map(|(presences, _)| presences.streaming(id, &caller));
         use tonic::codegen::tokio_stream::StreamExt;
-        let stream = ReceiverStream::new(rx).map(|update| {
+        let stream = ReceiverStream::new(rx).map(move |update| {
+            let _open = &presence;
             let update = update.map_err(status_of)?;
             let (version, time, kind) = match update {
                 Update::Snapshot(outcome) => (
@@ -982,6 +1127,105 @@ impl TableService for TableApi {
                     time,
                     kind: Some(kind),
                 }),
+            })
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn send_heartbeat(
+        &self,
+        request: Request<pb::SendHeartbeatRequest>,
+    ) -> Result<Response<pb::SendHeartbeatResponse>, Status> {
+        let caller = caller(&request)?;
+        let id = table_id(&request.get_ref().table, "table")?;
+        let (presences, _) = self.live()?;
+        let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
+        let seat = outcome
+            .seat
+            .ok_or_else(|| status_of(TableError::NotSeated.into()))?;
+        presences
+            .touch(id, &caller, Seen::Heartbeat)
+            .await
+            .map_err(|e| {
+                tracing::warn!(error = %e, "cannot record presence");
+                status::with_reason(
+                    Code::Unavailable,
+                    "dependency_unavailable",
+                    "presence is not available now; send the next heartbeat as usual",
+                )
+            })?;
+        let s = &outcome.summary;
+        let states = presences
+            .of_seats(id, &s.seats, &s.substituted)
+            .await
+            .unwrap_or([Presence::Unknown; 4]);
+        Ok(Response::new(pb::SendHeartbeatResponse {
+            presence: presence_to_proto(states[seat as usize]) as i32,
+        }))
+    }
+
+    async fn send_chat_message(
+        &self,
+        request: Request<pb::SendChatMessageRequest>,
+    ) -> Result<Response<pb::SendChatMessageResponse>, Status> {
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        not_too_large(&r)?;
+        let id = table_id(&r.table, "table")?;
+        let rid = request_id(&r.request_id)?;
+        let partner = match pb::ChatChannel::try_from(r.channel) {
+            Ok(pb::ChatChannel::Table) => false,
+            Ok(pb::ChatChannel::Partner) => true,
+            _ => {
+                return Err(status::invalid_argument(
+                    "missing_field",
+                    "channel",
+                    "name the channel: CHAT_CHANNEL_TABLE or CHAT_CHANNEL_PARTNER",
+                ));
+            }
+        };
+        let (_, chat) = self.live()?;
+        let table = self.tables.state(id).await.map_err(status_of)?;
+        let seat = table
+            .seat_of(&caller)
+            .ok_or_else(|| status_of(TableError::NotSeated.into()))?;
+        self.seen(id, &caller);
+        let message = chat
+            .send(
+                id,
+                &caller,
+                seat,
+                table.rules.partners,
+                partner,
+                rid,
+                &r.text,
+            )
+            .await
+            .map_err(chat_status)?;
+        Ok(Response::new(pb::SendChatMessageResponse {
+            message: Some(chat_to_proto(&message)),
+        }))
+    }
+
+    type WatchChatStream =
+        Pin<Box<dyn Stream<Item = Result<pb::WatchChatResponse, Status>> + Send>>;
+
+    async fn watch_chat(
+        &self,
+        request: Request<pb::WatchChatRequest>,
+    ) -> Result<Response<Self::WatchChatStream>, Status> {
+        let caller = caller(&request)?;
+        let id = table_id(&request.get_ref().table, "table")?;
+        let (_, chat) = self.live()?;
+        let table = self.tables.state(id).await.map_err(status_of)?;
+        let seat = table
+            .seat_of(&caller)
+            .ok_or_else(|| status_of(TableError::NotSeated.into()))?;
+        let rx = chat.watch(id, seat).await.map_err(chat_status)?;
+        use tonic::codegen::tokio_stream::StreamExt;
+        let stream = ReceiverStream::new(rx).map(|m| {
+            Ok(pb::WatchChatResponse {
+                message: Some(chat_to_proto(&m)),
             })
         });
         Ok(Response::new(Box::pin(stream)))

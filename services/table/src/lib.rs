@@ -4,10 +4,19 @@
 //! is the Postgres event store; `service` loads, decides, appends and streams; `outbox` publishes
 //! to NATS JetStream; `grpc` is the transport and the only module that knows the generated
 //! okey.v1 types; `startup` wires it all.
+//!
+//! Live tables (issue 7): `absence` (expiries in a row, a bot for an absent player, bots in
+//! seats; pure), `deadlines` (turn deadlines and bot moves in Redis, claimed by one process,
+//! played through the command path), `presence` (connected / away / gone in Redis), `chat`
+//! (table and partner chat over NATS, kept in Postgres).
 
+pub mod absence;
+pub mod chat;
+pub mod deadlines;
 pub mod domain;
 pub mod grpc;
 pub mod outbox;
+pub mod presence;
 pub mod service;
 pub mod startup;
 pub mod store;

@@ -17,6 +17,7 @@ use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
 use tokio::sync::{Notify, mpsc, watch};
 
+use crate::deadlines::AppendObserver;
 use crate::domain::{Phase, Shown, Table, TableCommand, TableError, TableEvent, show};
 use crate::store::{Append, AppendError, Metadata, Recorded, Store, new_seed};
 
@@ -61,6 +62,9 @@ pub struct Summary {
     pub opened: [Option<OpenKind>; 4],
     /// Creation time, milliseconds since the Unix epoch.
     pub created_at: Option<i64>,
+    /// Seats a bot plays for an absent player.
+    #[serde(default)]
+    pub substituted: [bool; 4],
 }
 
 /// [`Phase`] in serializable form.
@@ -110,6 +114,8 @@ pub struct Tables {
     cache: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Entry>>>>>,
     latest: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
     outbox: Arc<Notify>,
+    /// Told after every append here (turn deadlines and bot moves, `deadlines`).
+    observer: Option<Arc<dyn AppendObserver>>,
 }
 
 fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> Summary {
@@ -129,6 +135,7 @@ fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> 
         rack_counts: std::array::from_fn(|s| hand.map_or(0, |h| h.racks[s].len())),
         opened: std::array::from_fn(|s| hand.and_then(|h| h.opened[s].map(|o| o.kind))),
         created_at: created_at.map(|t| t.timestamp_millis()),
+        substituted: table.absence.substituted,
     }
 }
 
@@ -140,7 +147,22 @@ impl Tables {
             cache: Arc::default(),
             latest: Arc::default(),
             outbox,
+            observer: None,
         }
+    }
+
+    /// Tells `observer` about every append this process makes.
+    pub fn with_observer(mut self, observer: Arc<dyn AppendObserver>) -> Tables {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The table's state now (caught up with the store), for the server's own plays.
+    pub async fn state(&self, table_id: Uuid) -> Result<Table, ServiceError> {
+        let entry = self.entry(table_id);
+        let mut entry = entry.lock().await;
+        self.catch_up(table_id, &mut entry).await?;
+        Ok(entry.table.clone().expect("caught up"))
     }
 
     pub fn store(&self) -> &Store {
@@ -280,6 +302,9 @@ impl Tables {
             .await;
         match appended {
             Ok(()) => {
+                if let Some(observer) = &self.observer {
+                    observer.appended(table_id, &table, &decision.events);
+                }
                 self.outbox.notify_one();
                 Ok(outcome)
             }
@@ -401,6 +426,9 @@ impl Tables {
             match appended {
                 Ok(()) => {
                     let version = after.version;
+                    if let Some(observer) = &self.observer {
+                        observer.appended(table_id, &after, &decision.events);
+                    }
                     entry.table = Some(after);
                     drop(entry);
                     self.latest(table_id).send_replace(version);

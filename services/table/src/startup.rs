@@ -14,8 +14,11 @@ use okey_proto::v1::table_service_server::TableServiceServer;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use crate::chat::Chat;
+use crate::deadlines::{Clock, Deadlines, Live, SystemClock};
 use crate::grpc::{MAX_MESSAGE_BYTES, TableApi};
 use crate::outbox::{self, Subjects};
+use crate::presence::Presences;
 use crate::service::Tables;
 use crate::store::Store;
 
@@ -43,6 +46,9 @@ const ACCESS: &[(&str, Access)] = &[
     ("/okey.v1.TableService/SubmitCommand", Access::SIGNED_IN),
     ("/okey.v1.TableService/ListLegalActions", Access::SIGNED_IN),
     ("/okey.v1.TableService/WatchTable", Access::SIGNED_IN),
+    ("/okey.v1.TableService/SendHeartbeat", Access::SIGNED_IN),
+    ("/okey.v1.TableService/SendChatMessage", Access::SIGNED_IN),
+    ("/okey.v1.TableService/WatchChat", Access::SIGNED_IN),
 ];
 
 /// Why the service could not start or stopped with an error.
@@ -70,6 +76,15 @@ impl Application {
     /// Binds the port, connects the dependencies (with retry), runs the migrations, creates the
     /// JetStream stream and starts the outbox publisher.
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
+        Self::build_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    /// [`Self::build`] with the clock turn deadlines, presence and chat times are read from
+    /// (tests pass a [`crate::deadlines::ManualClock`]).
+    pub async fn build_with_clock(
+        settings: &Settings,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, StartupError> {
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
         let pool = dependencies.postgres.clone().expect("postgres is needed");
@@ -80,14 +95,36 @@ impl Application {
             .await
             .map_err(|e| StartupError::Stream(e.to_string()))?;
 
-        let store = Store::new(pool);
+        let redis = dependencies.redis.clone().expect("redis is needed");
+        let key_prefix = &settings.redis.key_prefix;
+
+        let store = Store::new(pool.clone());
         let wake = Arc::new(Notify::new());
-        let tables = Tables::new(store.clone(), wake.clone());
+        let deadlines = Deadlines::new(redis.clone(), key_prefix, clock.clone());
+        let (live, live_tasks) = Live::new(deadlines, settings.live.clone());
+        let tables = Tables::new(store.clone(), wake.clone()).with_observer(Arc::new(live.clone()));
+        let presences = Presences::new(
+            redis.clone(),
+            key_prefix,
+            clock.clone(),
+            settings.live.clone(),
+        );
+        let chat = Chat::new(
+            pool,
+            redis,
+            client.clone(),
+            &settings.nats.subject_prefix,
+            key_prefix,
+            clock,
+            settings.live.clone(),
+        );
         let tasks = vec![
             tokio::spawn(outbox::run(store, js, subjects.clone(), wake)),
             tokio::spawn(outbox::follow(client, subjects, tables.clone())),
+            tokio::spawn(live.run(tables.clone(), live_tasks)),
+            tokio::spawn(chat.clone().run_retention()),
         ];
-        let api = TableServiceServer::new(TableApi::new(tables))
+        let api = TableServiceServer::new(TableApi::new(tables).with_live(presences, chat))
             .max_decoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Application {
             host: host

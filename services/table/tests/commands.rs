@@ -233,6 +233,7 @@ async fn bad_input_is_refused_with_the_rule_named_and_nothing_stored() {
             request_id: uuid(),
             rules: Some(rules(1)),
             seats: vec![],
+            empty_seat_bots: None,
         }))
         .await
         .unwrap_err();

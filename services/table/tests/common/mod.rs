@@ -146,6 +146,7 @@ impl Client {
                 request_id: uuid(),
                 rules: Some(rules),
                 seats: vec![],
+                empty_seat_bots: None,
             }))
             .await
             .expect("table created");

@@ -1,0 +1,236 @@
+//! Presence in Redis: per table and player, when they were last seen and how (an open update
+//! stream, a heartbeat or a command, a stream that closed). [`presence_of`] turns that into
+//! connected / away / gone (pure); a seat a bot plays for its absent player is gone.
+//!
+//! Key: `{prefix}:presence:{table}`, a hash `players/{id}` → `{ms}:{how}` where `how` is `s`
+//! (a stream is open; refreshed every third of `live.connected_ms` while it stays open), `h` (a
+//! heartbeat or a command) or `c` (the stream closed). It expires a while after the last write.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use okey_platform::LiveSettings;
+use redis::aio::ConnectionManager;
+use sqlx::types::Uuid;
+
+use crate::deadlines::Clock;
+
+/// Whether a seat's player is at the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// Never seen (or a free seat).
+    Unknown,
+    Connected,
+    Away,
+    Gone,
+}
+
+/// How a player was last seen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// An update stream is open.
+    Streaming,
+    /// A heartbeat or a command.
+    Heartbeat,
+    /// The update stream closed.
+    Closed,
+}
+
+impl Seen {
+    fn code(self) -> char {
+        match self {
+            Seen::Streaming => 's',
+            Seen::Heartbeat => 'h',
+            Seen::Closed => 'c',
+        }
+    }
+}
+
+/// A stored `{ms}:{how}` record.
+pub fn parse_record(text: &str) -> Option<(u64, Seen)> {
+    let (ms, how) = text.split_once(':')?;
+    let how = match how {
+        "s" => Seen::Streaming,
+        "h" => Seen::Heartbeat,
+        "c" => Seen::Closed,
+        _ => return None,
+    };
+    Some((ms.parse().ok()?, how))
+}
+
+/// What a record means at `now_ms`. A closed stream is away at once; anything else is connected
+/// for `connected_ms`, away until `gone_ms`, then gone. A substituted seat is gone.
+pub fn presence_of(
+    record: Option<(u64, Seen)>,
+    now_ms: u64,
+    settings: &LiveSettings,
+    substituted: bool,
+) -> Presence {
+    if substituted {
+        return Presence::Gone;
+    }
+    let Some((at, how)) = record else {
+        return Presence::Unknown;
+    };
+    let age = now_ms.saturating_sub(at);
+    if age >= settings.gone_ms {
+        Presence::Gone
+    } else if how == Seen::Closed || age >= settings.connected_ms {
+        Presence::Away
+    } else {
+        Presence::Connected
+    }
+}
+
+/// Presence records of this deployment.
+#[derive(Clone)]
+pub struct Presences {
+    redis: ConnectionManager,
+    prefix: String,
+    clock: Arc<dyn Clock>,
+    settings: LiveSettings,
+}
+
+impl Presences {
+    pub fn new(
+        redis: ConnectionManager,
+        prefix: &str,
+        clock: Arc<dyn Clock>,
+        settings: LiveSettings,
+    ) -> Presences {
+        Presences {
+            redis,
+            prefix: prefix.to_owned(),
+            clock,
+            settings,
+        }
+    }
+
+    fn key(&self, table: Uuid) -> String {
+        format!("{}:presence:{table}", self.prefix)
+    }
+
+    /// Records that `player` was seen now, `how`.
+    pub async fn touch(&self, table: Uuid, player: &str, how: Seen) -> redis::RedisResult<()> {
+        let mut conn = self.redis.clone();
+        let key = self.key(table);
+        let record = format!("{}:{}", self.clock.now_ms(), how.code());
+        redis::pipe()
+            .cmd("HSET")
+            .arg(&key)
+            .arg(player)
+            .arg(record)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(self.settings.gone_ms.saturating_mul(4))
+            .ignore()
+            .exec_async(&mut conn)
+            .await
+    }
+
+    /// The presence of each seat's occupant (`Unknown` for free seats and bots).
+    pub async fn of_seats(
+        &self,
+        table: Uuid,
+        seats: &[Option<String>; 4],
+        substituted: &[bool; 4],
+    ) -> redis::RedisResult<[Presence; 4]> {
+        let mut conn = self.redis.clone();
+        let records: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(self.key(table))
+            .query_async(&mut conn)
+            .await?;
+        let now = self.clock.now_ms();
+        Ok(std::array::from_fn(|s| match &seats[s] {
+            Some(p) if p.starts_with("players/") => presence_of(
+                records.get(p).and_then(|r| parse_record(r)),
+                now,
+                &self.settings,
+                substituted[s],
+            ),
+            _ => Presence::Unknown,
+        }))
+    }
+
+    /// Keeps `player` connected while the returned guard lives (an open update stream); when it
+    /// is dropped the player shows as away.
+    pub fn streaming(&self, table: Uuid, player: &str) -> StreamPresence {
+        let presences = self.clone();
+        let who = player.to_owned();
+        let every = Duration::from_millis((self.settings.connected_ms / 3).max(1));
+        let refresher = tokio::spawn(async move {
+            loop {
+                if let Err(e) = presences.touch(table, &who, Seen::Streaming).await {
+                    tracing::debug!(error = %e, "cannot record presence");
+                }
+                tokio::time::sleep(every).await;
+            }
+        });
+        StreamPresence {
+            presences: self.clone(),
+            table,
+            player: player.to_owned(),
+            refresher,
+        }
+    }
+}
+
+/// An open update stream's presence: refreshed while it lives, closed when dropped.
+pub struct StreamPresence {
+    presences: Presences,
+    table: Uuid,
+    player: String,
+    refresher: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for StreamPresence {
+    fn drop(&mut self) {
+        self.refresher.abort();
+        let presences = self.presences.clone();
+        let (table, player) = (self.table, std::mem::take(&mut self.player));
+        tokio::spawn(async move {
+            let _ = presences.touch(table, &player, Seen::Closed).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use okey_platform::{ServiceKind, Settings};
+
+    use super::*;
+
+    #[test]
+    fn connected_then_away_then_gone() {
+        let settings =
+            Settings::from_sources(ServiceKind::Table, None, Vec::<(String, String)>::new())
+                .unwrap()
+                .live;
+        let (c, g) = (settings.connected_ms, settings.gone_ms);
+        let at = |ms, how| Some((ms, how));
+        assert_eq!(presence_of(None, 0, &settings, false), Presence::Unknown);
+        assert_eq!(
+            presence_of(at(1000, Seen::Streaming), 1000 + c - 1, &settings, false),
+            Presence::Connected
+        );
+        assert_eq!(
+            presence_of(at(1000, Seen::Heartbeat), 1000 + c, &settings, false),
+            Presence::Away
+        );
+        assert_eq!(
+            presence_of(at(1000, Seen::Closed), 1001, &settings, false),
+            Presence::Away
+        );
+        assert_eq!(
+            presence_of(at(1000, Seen::Streaming), 1000 + g, &settings, false),
+            Presence::Gone
+        );
+        assert_eq!(
+            presence_of(at(1000, Seen::Streaming), 1000, &settings, true),
+            Presence::Gone
+        );
+        assert_eq!(parse_record("12:s"), Some((12, Seen::Streaming)));
+        assert_eq!(parse_record("12:x"), None);
+    }
+}

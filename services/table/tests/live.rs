@@ -1,0 +1,381 @@
+//! Live tables against the real Redis, NATS and PostgreSQL, on a hand-moved clock: a deadline
+//! played exactly once with two replicas, three expiries handing a seat to a bot and a command
+//! taking it back, presence, and bots in empty seats playing whole matches.
+
+mod common;
+mod live_common;
+
+use std::time::Duration;
+
+use common::*;
+use live_common::*;
+use okey_bots::{Bot, Level};
+use okey_platform::testing::TestInfra;
+use okey_proto::v1 as pb;
+use table::domain::TableEvent;
+use table::grpc::command_to_proto;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_deadline_plays_for_the_seat_exactly_once_with_two_replicas() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let clock = clock();
+    let a = Replica::start(&settings, clock.clone()).await;
+    let b = Replica::start(&settings, clock.clone()).await;
+    let channel_a = connect(a.port).await;
+    let channel_b = connect(b.port).await;
+
+    // Three tables, created through either replica; nobody moves.
+    let mut tables = Vec::new();
+    for i in 0..3 {
+        let channel = if i % 2 == 0 { &channel_a } else { &channel_b };
+        let (table, _) = seated_table(channel.clone(), &settings, 1).await;
+        tables.push(table);
+    }
+    // Before the deadline nothing happens.
+    clock.advance(Duration::from_secs(59));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for table in &tables {
+        let (events, _) = stored(&settings, table).await;
+        assert_eq!(count(&events, is_timeout), 0, "played before the deadline");
+    }
+    // Past it, the server plays each seat on turn once; the next seat's deadline is a full turn
+    // away on the same clock, so nothing else may happen.
+    clock.advance(Duration::from_secs(2));
+    for table in &tables {
+        wait_for(
+            &settings,
+            table,
+            Duration::from_secs(20),
+            "the timeout",
+            |e| count(e, is_timeout) >= 1,
+        )
+        .await;
+    }
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    for table in &tables {
+        let (events, _) = stored(&settings, table).await;
+        assert_gap_free(&events);
+        assert_eq!(count(&events, is_timeout), 1, "one timeout at {table}");
+        let played: Vec<_> = events
+            .iter()
+            .filter(|e| e.metadata.actor == table::deadlines::SERVER_ACTOR)
+            .collect();
+        assert!(
+            matches!(
+                played[0].event,
+                TableEvent::Played {
+                    event: okey_rules::Event::TurnTimedOut { .. },
+                    ..
+                }
+            ),
+            "the server's events start with the timeout"
+        );
+        // Draw (or not, on the first turn) and discard: the turn moved on.
+        assert!(played.iter().any(|e| matches!(
+            e.event,
+            TableEvent::Played {
+                event: okey_rules::Event::TileDiscarded { .. },
+                ..
+            }
+        )));
+    }
+    a.stop().await;
+    b.stop().await;
+}
+
+/// Plays one command for `client` from its own view with `bot`.
+async fn play_one(client: &mut Client, table: &str, bot: &mut dyn Bot, view: &pb::SeatView) {
+    let command = bot.act(&engine_view(view));
+    client
+        .submit(table, &uuid(), command_to_proto(&command).unwrap())
+        .await
+        .unwrap_or_else(|e| panic!("{command:?} refused: {e:?}"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_expiries_in_a_row_hand_the_seat_to_a_bot_and_the_next_command_takes_it_back() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let clock = clock();
+    let app = Replica::start(&settings, clock.clone()).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &settings, 3).await;
+    let absent = clients[0].view(&table).await.unwrap().turn_seat as usize;
+    let mut bot = Level::Strong.bot();
+
+    // The absent seat never moves; the others play their turns as people.
+    let mut expiries = 0;
+    while expiries < 3 {
+        let view = clients[(absent + 1) % 4].view(&table).await.unwrap();
+        let turn = view.turn_seat as usize;
+        if turn == absent {
+            let before = view.version;
+            clock.advance(PAST_A_TURN);
+            wait_for(
+                &settings,
+                &table,
+                Duration::from_secs(20),
+                "a timeout",
+                |e| e.len() as i64 > before,
+            )
+            .await;
+            expiries += 1;
+            if expiries < 3 {
+                let table_now = clients[turn].view(&table).await.unwrap();
+                let seat = &table_now.summary.unwrap().seats[absent];
+                assert!(!seat.bot_substitute, "handed over after {expiries}");
+            }
+        } else {
+            let view = clients[turn].view(&table).await.unwrap();
+            play_one(&mut clients[turn], &table, bot.as_mut(), &view).await;
+        }
+    }
+    let events = wait_for(
+        &settings,
+        &table,
+        Duration::from_secs(10),
+        "the hand-over",
+        |e| count(e, |e| matches!(e, TableEvent::SeatHandedToBot { .. })) == 1,
+    )
+    .await;
+    assert_eq!(count(&events, is_timeout), 3);
+    let handed = events
+        .iter()
+        .find(|e| matches!(e.event, TableEvent::SeatHandedToBot { .. }))
+        .unwrap();
+    assert_eq!(
+        handed.event,
+        TableEvent::SeatHandedToBot {
+            seat: absent as u8,
+            player: clients[absent].player()
+        }
+    );
+    // The table says so: a bot plays the seat and its player is gone.
+    let mut other = clients[(absent + 1) % 4].clone();
+    let summary = other
+        .api
+        .get_table(other.req(pb::GetTableRequest {
+            name: table.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert!(summary.seats[absent].bot_substitute);
+    assert_eq!(summary.seats[absent].presence, pb::Presence::Gone as i32);
+
+    // The bot plays the seat's next turn by itself (no deadline needed) while the others play.
+    let handed_at = handed.version;
+    loop {
+        let (events, _) = stored(&settings, &table).await;
+        let bot_moved = events.iter().any(|e| {
+            e.version > handed_at
+                && e.metadata.actor == table::deadlines::SERVER_ACTOR
+                && matches!(e.event, TableEvent::Played { event: okey_rules::Event::TileDiscarded { seat, .. }, .. } if seat as usize == absent)
+        });
+        if bot_moved {
+            break;
+        }
+        let view = other.view(&table).await.unwrap();
+        let turn = view.turn_seat as usize;
+        if turn != absent {
+            let view = clients[turn].view(&table).await.unwrap();
+            play_one(&mut clients[turn], &table, bot.as_mut(), &view).await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let expired = count(&stored(&settings, &table).await.0, is_timeout);
+    assert_eq!(expired, 3, "the bot never needs a deadline");
+
+    // The player's next command, whatever it is, takes the seat back.
+    let _ = clients[absent]
+        .submit(
+            &table,
+            &uuid(),
+            command_to_proto(&okey_rules::Command::Draw).unwrap(),
+        )
+        .await;
+    let events = wait_for(
+        &settings,
+        &table,
+        Duration::from_secs(10),
+        "the reclaim",
+        |e| count(e, |e| matches!(e, TableEvent::SeatReclaimed { .. })) == 1,
+    )
+    .await;
+    assert_gap_free(&events);
+    let view = clients[absent].view(&table).await.unwrap();
+    assert!(!view.summary.unwrap().seats[absent].bot_substitute);
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn presence_follows_streams_heartbeats_and_time() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let clock = clock();
+    let app = Replica::start(&settings, clock.clone()).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &settings, 1).await;
+    let presence = |t: &pb::Table, seat: usize| pb::Presence::try_from(t.seats[seat].presence);
+    let observer = clients[3].clone();
+    let table_now = || {
+        let mut c = observer.clone();
+        let name = table.clone();
+        async move {
+            c.api
+                .get_table(c.req(pb::GetTableRequest { name }))
+                .await
+                .unwrap()
+                .into_inner()
+                .table
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        presence(&table_now().await, 0),
+        Ok(pb::Presence::Unspecified)
+    );
+
+    // An open stream: connected. Closed: away.
+    let request = clients[0].req(pb::WatchTableRequest {
+        table: table.clone(),
+        after_version: 0,
+    });
+    let stream = clients[0]
+        .api
+        .watch_table(request)
+        .await
+        .unwrap()
+        .into_inner();
+    let mut waited = 0;
+    while presence(&table_now().await, 0) != Ok(pb::Presence::Connected) {
+        waited += 1;
+        assert!(waited < 200, "never connected");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(stream);
+    let mut waited = 0;
+    while presence(&table_now().await, 0) != Ok(pb::Presence::Away) {
+        waited += 1;
+        assert!(waited < 200, "never away after the stream closed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Not seen for longer than `live.gone_ms`: gone. A heartbeat: connected again.
+    clock.advance(Duration::from_millis(settings.live.gone_ms + 1));
+    assert_eq!(presence(&table_now().await, 0), Ok(pb::Presence::Gone));
+    let request = clients[0].req(pb::SendHeartbeatRequest {
+        table: table.clone(),
+    });
+    let r = clients[0]
+        .api
+        .send_heartbeat(request)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(r.presence, pb::Presence::Connected as i32);
+    assert_eq!(presence(&table_now().await, 0), Ok(pb::Presence::Connected));
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_person_and_three_bots_play_a_full_match() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let app = Replica::start(&settings, clock()).await;
+    let channel = connect(app.port).await;
+    let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
+    let mut person = Client::new(
+        channel.clone(),
+        &settings,
+        &format!("p-{}", uuid()),
+        &["player"],
+    );
+    let table = create(
+        &mut admin,
+        2,
+        false,
+        &[person.player()],
+        Some(pb::BotLevel::Easy),
+    )
+    .await;
+    let mut bot = Level::Strong.bot();
+    let mut hand = 0;
+    let mut moves = 0;
+    loop {
+        let view = person.view(&table).await.unwrap();
+        let summary = view.summary.as_ref().unwrap();
+        if summary.state == pb::TableState::Finished as i32 {
+            break;
+        }
+        assert!(summary.seats[1].player.as_ref().unwrap().bot);
+        if view.hand_number != hand {
+            hand = view.hand_number;
+            bot = Level::Strong.bot();
+        }
+        let engine = engine_view(&view);
+        if view.turn_seat == 0 && engine.end.is_none() {
+            let command = bot.act(&engine);
+            match person
+                .submit(&table, &uuid(), command_to_proto(&command).unwrap())
+                .await
+            {
+                Ok(_) => moves += 1,
+                // The hand may have ended (a bot went out) between the view and the command.
+                Err(e) if e.code() == tonic::Code::FailedPrecondition => {}
+                Err(e) => panic!("{command:?} refused: {e:?}"),
+            }
+        } else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(moves < 2_000, "the match does not end");
+    }
+    let (events, seeds) = stored(&settings, &table).await;
+    assert_gap_free(&events);
+    assert!(check_scores(&events, &seeds) >= 2);
+    assert!(match_ended(&events));
+    assert_eq!(count(&events, is_timeout), 0, "nobody ran out of time");
+    app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_bots_play_a_match_with_no_person() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let app = Replica::start(&settings, clock()).await;
+    let channel = connect(app.port).await;
+    let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
+    let table = create(&mut admin, 2, true, &[], Some(pb::BotLevel::Hard)).await;
+    let events = wait_for(
+        &settings,
+        &table,
+        Duration::from_secs(120),
+        "the match end",
+        match_ended,
+    )
+    .await;
+    assert_gap_free(&events);
+    let (_, seeds) = stored(&settings, &table).await;
+    assert!(check_scores(&events, &seeds) >= 2);
+    assert!(
+        events
+            .iter()
+            .skip(2)
+            .all(|e| e.metadata.actor == table::deadlines::SERVER_ACTOR),
+        "every move after the deal is the server's"
+    );
+    app.stop().await;
+}

@@ -1,0 +1,91 @@
+//! Redis is soft state: a `FLUSHALL` in the middle of a hand loses every deadline, the service
+//! rebuilds them from the event store, and the hand plays to its end. Alone in its test binary,
+//! so no other test of this process loses its Redis keys.
+
+mod common;
+mod live_common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use live_common::*;
+use okey_platform::testing::TestInfra;
+use table::domain::TableEvent;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flushall_mid_hand_deadlines_come_back_and_the_hand_completes() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let clock = clock();
+    let app = Replica::start(&settings, clock.clone()).await;
+    let channel = connect(app.port).await;
+    // Four people who never move: every turn runs out, each seat goes to a bot after three.
+    let (table, _clients) = seated_table(channel.clone(), &settings, 1).await;
+    let id = table.strip_prefix("tables/").unwrap().to_owned();
+    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let due_key = format!("{}:table:due:{id}", settings.redis.key_prefix);
+
+    for expected in 1..=2 {
+        clock.advance(PAST_A_TURN);
+        wait_for(
+            &settings,
+            &table,
+            Duration::from_secs(20),
+            "a timeout",
+            |e| count(e, is_timeout) == expected,
+        )
+        .await;
+    }
+    // Wait until the next deadline is armed, then lose everything.
+    wait_armed(&mut conn, &due_key).await;
+    let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    // The reconciler puts it back from the event store.
+    wait_armed(&mut conn, &due_key).await;
+
+    // Keep the clock moving past every deadline until the hand (the whole match) ends.
+    let started = Instant::now();
+    let events = loop {
+        let (events, _) = stored(&settings, &table).await;
+        if match_ended(&events) {
+            break events;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the hand never ended"
+        );
+        clock.advance(PAST_A_TURN);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_gap_free(&events);
+    let (_, seeds) = stored(&settings, &table).await;
+    assert_eq!(check_scores(&events, &seeds), 1);
+    assert!(count(&events, is_timeout) >= 3);
+    assert!(
+        count(&events, |e| matches!(e, TableEvent::SeatHandedToBot { .. })) >= 1,
+        "bots finished the hand for the absent people"
+    );
+    app.stop().await;
+}
+
+async fn wait_armed(conn: &mut redis::aio::MultiplexedConnection, key: &str) {
+    let started = Instant::now();
+    loop {
+        let member: Option<String> = redis::cmd("HGET")
+            .arg(key)
+            .arg("member")
+            .query_async(conn)
+            .await
+            .unwrap();
+        if member.is_some() {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no deadline armed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
