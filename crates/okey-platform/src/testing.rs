@@ -189,6 +189,138 @@ fn answers(url: &str) -> bool {
         .is_some_and(|addr| TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_ok())
 }
 
+/// Connects to a service on `port`, retrying while it starts.
+pub async fn connect(port: u16, within: Duration) -> tonic::transport::Channel {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        match tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
+            .expect("valid uri")
+            .connect()
+            .await
+        {
+            Ok(channel) => return channel,
+            Err(e) if std::time::Instant::now() > deadline => {
+                panic!("cannot connect to port {port}: {e}")
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// Polls the gRPC health of `service` (`""` for the whole server) until it is `wanted`.
+pub async fn wait_for_health(
+    channel: tonic::transport::Channel,
+    service: &str,
+    wanted: tonic_health::pb::health_check_response::ServingStatus,
+) {
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = health
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.to_owned(),
+            })
+            .await
+            .map(|r| r.into_inner().status());
+        if status.as_ref().ok() == Some(&wanted) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{service} never became {wanted:?}: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A request carrying an access token for player `p1` with `roles`, signed by the test key.
+pub fn signed_in<T>(message: T, roles: &[Role]) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let token = test_token("p1", roles);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII token"),
+    );
+    request
+}
+
+/// The shutdown contract every service binary keeps: started with a 3 s grace period and a health
+/// watch open on `api` (an in-flight call that never ends by itself), SIGTERM turns it
+/// NOT_SERVING, and it exits 0 within the grace period.
+pub async fn sigterm_turns_not_serving_and_exits_zero(
+    binary: &str,
+    infra: &TestInfra,
+    service: ServiceKind,
+    api: &str,
+) {
+    use tonic_health::pb::health_check_response::ServingStatus;
+    let grace = Duration::from_secs(3);
+    let port = free_port();
+    let mut child = std::process::Command::new(binary)
+        .envs(infra.env_for(service, port))
+        .env(
+            "OKEY_SERVER__GRACE_PERIOD_MS",
+            grace.as_millis().to_string(),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+
+    let channel = connect(port, Duration::from_secs(30)).await;
+    wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
+    let mut watch = tonic_health::pb::health_client::HealthClient::new(channel)
+        .watch(tonic_health::pb::HealthCheckRequest {
+            service: api.to_owned(),
+        })
+        .await
+        .expect("watch starts")
+        .into_inner();
+    let first = watch.message().await.expect("stream").expect("an update");
+    assert_eq!(first.status(), ServingStatus::Serving);
+
+    let signalled = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+
+    let next = watch.message().await.expect("stream").expect("an update");
+    assert_eq!(next.status(), ServingStatus::NotServing);
+
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < grace + Duration::from_secs(5),
+            "still running {:?} after SIGTERM",
+            signalled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "exit status {status}");
+    assert!(
+        signalled.elapsed() < grace + Duration::from_secs(2),
+        "took {:?}",
+        signalled.elapsed()
+    );
+}
+
+/// A service binary given a bad setting stops at start with a message naming the variable and
+/// the setting.
+pub fn a_bad_setting_is_named(binary: &str) {
+    let output = std::process::Command::new(binary)
+        .env("OKEY_SERVER__PORT", "not-a-port")
+        .output()
+        .expect("the binary runs");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("OKEY_SERVER__PORT"), "{stderr}");
+    assert!(stderr.contains("server.port"), "{stderr}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,59 +2,17 @@
 //! dependencies answer, serves its public keys without a token, refuses a bad setting by name,
 //! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use okey_platform::ServiceKind;
-use okey_platform::testing::{TestInfra, free_port};
+use okey_platform::testing::{self, TestInfra, connect, wait_for_health};
 use okey_proto::v1::ListPublicKeysRequest;
 use okey_proto::v1::accounts_service_client::AccountsServiceClient;
-use tonic::transport::Channel;
-use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
-use tonic_health::pb::health_client::HealthClient;
 
 const SERVICE: ServiceKind = ServiceKind::Accounts;
 const API: &str = "okey.v1.AccountsService";
 const BINARY: &str = env!("CARGO_BIN_EXE_accounts");
-
-/// Connects to `port`, retrying while the server starts.
-async fn connect(port: u16, within: Duration) -> Channel {
-    let deadline = Instant::now() + within;
-    loop {
-        match Channel::from_shared(format!("http://127.0.0.1:{port}"))
-            .expect("valid uri")
-            .connect()
-            .await
-        {
-            Ok(channel) => return channel,
-            Err(e) if Instant::now() > deadline => panic!("cannot connect to port {port}: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-}
-
-/// Polls the health of `service` until it is `wanted`.
-async fn wait_for_health(channel: Channel, service: &str, wanted: ServingStatus) {
-    let mut health = HealthClient::new(channel);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let status = health
-            .check(HealthCheckRequest {
-                service: service.to_owned(),
-            })
-            .await
-            .map(|r| r.into_inner().status());
-        if status.as_ref().ok() == Some(&wanted) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{service} never became {wanted:?}: {status:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 #[tokio::test]
 async fn reports_serving_once_its_dependencies_answer() {
@@ -96,71 +54,10 @@ async fn sigterm_turns_not_serving_and_exits_zero_within_the_grace_period() {
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let grace = Duration::from_secs(3);
-    let port = free_port();
-    let mut child = Command::new(BINARY)
-        .envs(infra.env_for(SERVICE, port))
-        .env(
-            "OKEY_SERVER__GRACE_PERIOD_MS",
-            grace.as_millis().to_string(),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-
-    let channel = connect(port, Duration::from_secs(30)).await;
-    wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
-
-    // A health watch is an in-flight call that never ends on its own: the drain must give up on
-    // it when the grace period is over.
-    let mut watch = HealthClient::new(channel)
-        .watch(HealthCheckRequest {
-            service: API.to_owned(),
-        })
-        .await
-        .expect("watch starts")
-        .into_inner();
-    let first = watch.message().await.expect("stream").expect("an update");
-    assert_eq!(first.status(), ServingStatus::Serving);
-
-    let signalled = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(kill.success());
-
-    let next = watch.message().await.expect("stream").expect("an update");
-    assert_eq!(next.status(), ServingStatus::NotServing);
-
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait works") {
-            break status;
-        }
-        assert!(
-            signalled.elapsed() < grace + Duration::from_secs(5),
-            "still running {:?} after SIGTERM",
-            signalled.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert!(status.success(), "exit status {status}");
-    assert!(
-        signalled.elapsed() < grace + Duration::from_secs(2),
-        "took {:?}",
-        signalled.elapsed()
-    );
+    testing::sigterm_turns_not_serving_and_exits_zero(BINARY, &infra, SERVICE, API).await;
 }
 
 #[test]
 fn a_bad_setting_stops_start_up_with_a_message_naming_it() {
-    let output = Command::new(BINARY)
-        .env("OKEY_SERVER__PORT", "not-a-port")
-        .output()
-        .expect("the binary runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("OKEY_SERVER__PORT"), "{stderr}");
-    assert!(stderr.contains("server.port"), "{stderr}");
+    testing::a_bad_setting_is_named(BINARY);
 }
