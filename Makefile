@@ -6,14 +6,14 @@ INFRA_ENV := .run/infra.env
 # The shared conformance examples, in the shared folder beside the repository.
 CONFORMANCE := $(wildcard ../shared/conformance/examples/*.json)
 
-.PHONY: help run test down infra infra-down services services-down lint proto conformance
+.PHONY: help run test down infra infra-down services services-down demo lint proto conformance
 
 help:
-	@echo "make run    infrastructure up, build and start all four services, wait until SERVING"
+	@echo "make run    infrastructure up, build and start all four services, wait until SERVING, play a demo match"
 	@echo "make test   infrastructure up, fmt, clippy, buf lint + breaking, cargo test, conformance"
 	@echo "make down   stop the services and the infrastructure"
 
-run: infra services
+run: infra services demo
 
 test: infra lint proto
 	set -a && source $(INFRA_ENV) && set +a && OKEY_TEST_REQUIRE_INFRA=1 cargo test --workspace
@@ -32,6 +32,10 @@ services:
 
 services-down:
 	deploy/services.sh down
+
+# A match of four bots on the running services, told hand by hand (needs `infra services`).
+demo:
+	deploy/demo.sh
 
 lint:
 	cargo fmt --all --check

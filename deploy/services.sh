@@ -9,6 +9,13 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 SVC_DIR="$RUN_DIR/services"
+# The local token signing key (see ensure_dev_key).
+DEV_KEY="$RUN_DIR/dev-signing-key.pem"
+# How long a bot waits before each command at a local run, and how often deadlines are swept (a
+# bot's move waits for the next sweep): fast, but a person can follow it. The service's own
+# defaults are 1500 ms and 200 ms.
+DEV_BOT_PACE_MS="${OKEY_DEV_BOT_PACE_MS:-40}"
+DEV_SWEEP_MS=50
 
 target_dir() {
   cargo metadata --format-version 1 --no-deps --manifest-path "$ROOT/Cargo.toml" |
@@ -21,11 +28,43 @@ health() {
 }
 serving() { [ "$(health "$1")" = SERVING ]; }
 
+# A development Ed25519 key for the accounts service, generated once into the run directory (never
+# committed; .run/ is ignored) so tokens survive restarts and local tools (`okeyctl demo`) can
+# mint an operator token accounts' published key verifies. PKCS#8 v1 DER of an Ed25519 key is a
+# fixed 16-byte prefix and the 32-byte seed; python3 is here already, openssl need not be.
+ensure_dev_key() {
+  [ -s "$DEV_KEY" ] && return
+  log "generating the local token signing key ${DEV_KEY#"$ROOT"/}"
+  mkdir -p "$RUN_DIR"
+  (umask 077 && python3 - "$DEV_KEY" <<'PY'
+import base64, os, sys
+der = bytes.fromhex("302e020100300506032b657004220420") + os.urandom(32)
+with open(sys.argv[1], "w") as f:
+    f.write("-----BEGIN PRIVATE KEY-----\n" + base64.b64encode(der).decode() + "\n-----END PRIVATE KEY-----\n")
+PY
+  )
+}
+
+# Per-service variables of a local run: accounts signs with the development key (unless keys are
+# configured already), the table's bots play at the local pace (unless set already).
+service_env() {
+  case "$1" in
+    accounts) [ -n "${OKEY_TOKENS__SIGNING_KEYS_PEM:-}" ] || printf '%s\0' "OKEY_TOKENS__SIGNING_KEYS_PEM=$(cat "$DEV_KEY")" ;;
+    table)
+      [ -n "${OKEY_LIVE__BOT_PACE_MS:-}" ] || printf '%s\0' "OKEY_LIVE__BOT_PACE_MS=$DEV_BOT_PACE_MS"
+      [ -n "${OKEY_LIVE__SWEEP_INTERVAL_MS:-}" ] || printf '%s\0' "OKEY_LIVE__SWEEP_INTERVAL_MS=$DEV_SWEEP_MS"
+      ;;
+  esac
+}
+
 start() {
   local svc="$1" bin="$2"
   local pidfile="$SVC_DIR/$svc.pid"
   if pid_alive "$pidfile"; then log "$svc already running (pid $(cat "$pidfile"))"; return; fi
   log "starting $svc on 127.0.0.1:${SERVICE_PORT[$svc]}"
+  local extra=() line
+  while IFS= read -r -d '' line; do extra+=("$line"); done < <(service_env "$svc")
+  env "${extra[@]}" \
   OKEY_SERVER__PORT="${SERVICE_PORT[$svc]}" \
   OKEY_DATABASE__URL="postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/okey_$svc" \
   OKEY_NATS__URL="nats://127.0.0.1:$NATS_PORT" \
@@ -50,6 +89,7 @@ case "${1:-}" in
   up)
     ensure_venv
     mkdir -p "$SVC_DIR"
+    ensure_dev_key
     log "cargo build (services)"
     (cd "$ROOT" && cargo build --quiet --bins -p accounts -p matchmaking -p table -p scoring)
     bin="$(target_dir)/debug"

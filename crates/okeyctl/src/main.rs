@@ -31,6 +31,79 @@ enum Top {
     Simulate(SimulateArgs),
     /// Tell a hand step by step: every event, and exactly why each penalty and score was written.
     Replay(ReplayArgs),
+    /// Play a match of four bots on the running platform (`make run`) and tell it hand by hand:
+    /// signs a guest in, creates the table with an operator token, follows it, writes each hand
+    /// for `okeyctl replay`.
+    Demo(DemoArgs),
+    /// Write a finished hand's events, read from the table service's event store, as a file
+    /// `okeyctl replay` reads (one JSON event per line).
+    ExportHand(ExportHandArgs),
+}
+
+#[derive(Args)]
+struct DemoArgs {
+    /// The accounts service.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    accounts: String,
+    /// The table service.
+    #[arg(long, default_value = "http://127.0.0.1:50053")]
+    table: String,
+    /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with; `make run` generates
+    /// one there and starts accounts with it.
+    #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
+    signing_key: PathBuf,
+    /// The table service's database, read to write each hand for `okeyctl replay`.
+    #[arg(
+        long,
+        default_value = "postgres://okey:okey@127.0.0.1:55432/okey_table"
+    )]
+    table_database_url: String,
+    /// Write no hand files (and do not read the event store).
+    #[arg(long)]
+    no_export: bool,
+    /// Where the hand files go (`<dir>/<table id>/hand-<n>.jsonl`).
+    #[arg(long, default_value = ".run/demo")]
+    hands_dir: PathBuf,
+    /// Rule preset: classic, yudum, practice, solo, penalties.
+    #[arg(long, default_value = "classic")]
+    preset: String,
+    /// The bots' level: easy or strong.
+    #[arg(long, default_value = "strong", value_parser = parse_bot_level)]
+    bots: okey_proto::v1::BotLevel,
+    /// Give up when the match has not ended after this long.
+    #[arg(long, default_value_t = 900)]
+    timeout_secs: u64,
+    /// No spinner, even on a terminal.
+    #[arg(long)]
+    no_progress: bool,
+    /// How the printed hints call grpcurl.
+    #[arg(long, default_value = ".tools/venv/bin/grpcurl")]
+    grpcurl: String,
+}
+
+#[derive(Args)]
+struct ExportHandArgs {
+    /// The table: `tables/{id}` or the bare id.
+    table: String,
+    /// The hand number, 1-based.
+    hand: u32,
+    /// The table service's database.
+    #[arg(
+        long,
+        default_value = "postgres://okey:okey@127.0.0.1:55432/okey_table"
+    )]
+    database_url: String,
+    /// Write here instead of standard output.
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+}
+
+fn parse_bot_level(s: &str) -> Result<okey_proto::v1::BotLevel, String> {
+    match s {
+        "easy" => Ok(okey_proto::v1::BotLevel::Easy),
+        "strong" => Ok(okey_proto::v1::BotLevel::Hard),
+        _ => Err(format!("`{s}` is not a bot level: use easy or strong")),
+    }
 }
 
 #[derive(Args)]
@@ -116,6 +189,8 @@ fn main() -> ExitCode {
             command: ConformanceCmd::Check { files },
         } => conformance_check(&files),
         Top::Simulate(args) => simulate(&args),
+        Top::Demo(args) => demo(args),
+        Top::ExportHand(args) => export_hand(&args),
         Top::Replay(args) => match okeyctl::replay::load_events(&args.file) {
             Ok(events) => {
                 for line in okey_rules::replay::narrate(&events) {
@@ -128,6 +203,78 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime starts")
+}
+
+/// Plays the demo; exits 1 with the reason when something on the way failed.
+fn demo(args: DemoArgs) -> ExitCode {
+    let demo = okeyctl::demo::Demo {
+        accounts_url: args.accounts,
+        table_url: args.table,
+        signing_key: args.signing_key,
+        table_database_url: (!args.no_export).then_some(args.table_database_url),
+        hands_dir: args.hands_dir,
+        preset: args.preset,
+        bots: args.bots,
+        timeout: std::time::Duration::from_secs(args.timeout_secs),
+        progress: !args.no_progress,
+        grpcurl: args.grpcurl,
+    };
+    let mut out = std::io::stdout();
+    match runtime().block_on(okeyctl::demo::run(&demo, &mut out)) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("okeyctl demo: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Writes a finished hand for `okeyctl replay`.
+fn export_hand(args: &ExportHandArgs) -> ExitCode {
+    let result = runtime().block_on(async {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(std::time::Duration::from_secs(5))
+            .connect(&args.database_url)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot reach the table service's event store: {e}"))?;
+        okeyctl::hand_export::finished_hand(&pool, &args.table, args.hand).await
+    });
+    let deals = match result {
+        Ok(deals) => deals,
+        Err(e) => {
+            eprintln!("okeyctl export-hand: {e:#}");
+            return ExitCode::from(1);
+        }
+    };
+    if deals.len() > 1 {
+        eprintln!(
+            "hand {} was dealt {} times (void hands are dealt again); writing the last deal",
+            args.hand,
+            deals.len()
+        );
+    }
+    let text = okeyctl::hand_export::to_jsonl(deals.last().expect("at least one deal"));
+    match &args.out {
+        Some(path) => match std::fs::write(path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("okeyctl export-hand: cannot write {}: {e}", path.display());
+                ExitCode::from(1)
+            }
+        },
+        None => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
     }
 }
 

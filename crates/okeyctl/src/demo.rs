@@ -1,0 +1,712 @@
+//! `okeyctl demo`: a whole match of four bots played by the running platform, told as it happens.
+//!
+//! It goes through the real services the way a client and an operator would: it signs a guest in
+//! through accounts (the player path: an access token the table service verifies with the keys it
+//! polls from accounts), creates a table of four bots with an operator token (CreateTable needs the
+//! `admin` role, which no sign-in grants), follows the match on the table's update stream as a
+//! spectator, prints each hand's end, scores and running totals and the winner, writes every hand's
+//! events as files `okeyctl replay` reads (see [`crate::hand_export`]) and says how to look further.
+//!
+//! The operator token is minted here with a private key the accounts service signs with: locally
+//! `make run` generates one into `.run/` and starts accounts with it. The token takes its `kid`
+//! from the key accounts publishes (`ListPublicKeys`) that verifies a signature of this key, and
+//! its issuer and audience from the same answer, so nothing here re-derives what the platform
+//! decides; a key accounts does not publish is refused before anything is created.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, anyhow, bail};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use okey_proto::v1 as pb;
+use okey_proto::v1::accounts_service_client::AccountsServiceClient;
+use okey_proto::v1::table_service_client::TableServiceClient;
+use pb::table_event::Event as Ev;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+
+/// The player id the operator token names; tables it creates are created by `players/okeyctl-demo`.
+pub const OPERATOR: &str = "okeyctl-demo";
+/// The device id the demo's guest signs in with (the same guest every run).
+const GUEST_DEVICE: &str = "okeyctl-demo-guest";
+/// How long the operator token lives: it is used once, right away.
+const OPERATOR_TOKEN_TTL: Duration = Duration::from_secs(120);
+
+/// What the demo talks to and how it plays.
+#[derive(Debug, Clone)]
+pub struct Demo {
+    /// The accounts service, e.g. `http://127.0.0.1:50051`.
+    pub accounts_url: String,
+    /// The table service, e.g. `http://127.0.0.1:50053`.
+    pub table_url: String,
+    /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with.
+    pub signing_key: PathBuf,
+    /// The table service's PostgreSQL database, to export each hand for `okeyctl replay`; `None`
+    /// skips the export.
+    pub table_database_url: Option<String>,
+    /// Where hand files go: `<hands_dir>/<table id>/hand-<n>.jsonl`.
+    pub hands_dir: PathBuf,
+    /// The rule preset (`classic`, …).
+    pub preset: String,
+    /// The bots' level.
+    pub bots: pb::BotLevel,
+    /// Give up when the match has not ended by then.
+    pub timeout: Duration,
+    /// Show a spinner on stderr while a hand is being played (only drawn on a terminal).
+    pub progress: bool,
+    /// How the printed hints call grpcurl.
+    pub grpcurl: String,
+}
+
+/// How one hand ended, as the table service announced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandSummary {
+    /// 1-based.
+    pub number: i32,
+    /// `finished`, `pile_empty` or `cancelled`.
+    pub outcome: String,
+    /// The seat that went out.
+    pub winner: Option<i32>,
+    /// End-of-hand scores per seat.
+    pub scores: Vec<i32>,
+    /// In-play penalties of the hand per seat.
+    pub penalties: Vec<i32>,
+    /// Running match totals after the hand.
+    pub totals: Vec<i32>,
+}
+
+/// What the demo saw.
+#[derive(Debug, Clone)]
+pub struct DemoReport {
+    /// `tables/{uuid}`.
+    pub table: String,
+    /// The guest signed in through accounts, `players/{id}`.
+    pub guest: String,
+    /// Every hand, in order.
+    pub hands: Vec<HandSummary>,
+    /// Final totals.
+    pub totals: Vec<i32>,
+    /// The winning seats.
+    pub winners: Vec<i32>,
+    /// The hand files written, in hand order.
+    pub hand_files: Vec<PathBuf>,
+}
+
+/// Plays the demo, writing what happens to `out`.
+pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
+    let accounts_channel = connect("accounts", &demo.accounts_url).await?;
+    let table_channel = connect("table", &demo.table_url).await?;
+    let mut accounts = AccountsServiceClient::new(accounts_channel);
+    let mut tables = TableServiceClient::new(table_channel);
+
+    // 1. A player's way in: a guest session from accounts.
+    let (guest, mut guest_token) = sign_in_guest(&mut accounts, &demo.accounts_url).await?;
+    writeln!(out, "Signed in a guest through accounts: {guest}")?;
+
+    // 2. An operator's way in: a short-lived admin token from the key accounts signs with.
+    let admin_token = operator_token(&mut accounts, demo).await?;
+    writeln!(
+        out,
+        "Minted an operator token (role admin, {} s) with {}",
+        OPERATOR_TOKEN_TTL.as_secs(),
+        demo.signing_key.display()
+    )?;
+
+    // 3. A table of four bots.
+    let created = tables
+        .create_table(authorized(
+            pb::CreateTableRequest {
+                request_id: uuid::Uuid::new_v4().to_string(),
+                rules: Some(pb::RuleSet {
+                    preset: demo.preset.clone(),
+                    ..Default::default()
+                }),
+                seats: Vec::new(),
+                empty_seat_bots: Some(demo.bots as i32),
+            },
+            &admin_token,
+        ))
+        .await
+        .map_err(|s| refused("CreateTable", &demo.table_url, &s))?
+        .into_inner()
+        .table
+        .ok_or_else(|| anyhow!("CreateTable answered without a table"))?;
+    let table = created.name.clone();
+    let seats: Vec<String> = (0..4)
+        .map(|i| {
+            created
+                .seats
+                .get(i)
+                .and_then(|s| s.player.as_ref())
+                .map_or_else(|| "free".to_owned(), |p| p.display_name.clone())
+        })
+        .collect();
+    writeln!(
+        out,
+        "Created {table} ({} rules, {} hands{}):",
+        if demo.preset.is_empty() {
+            "classic"
+        } else {
+            &demo.preset
+        },
+        match created
+            .rules
+            .as_ref()
+            .and_then(|r| r.match_length.as_ref())
+            .and_then(|m| m.length)
+        {
+            Some(pb::match_length::Length::Hands(n)) => n.to_string(),
+            Some(pb::match_length::Length::PenaltyLimit(l)) => format!("until a total reaches {l}"),
+            None => "?".to_owned(),
+        },
+        if created.rules.as_ref().and_then(|r| r.partners) == Some(true) {
+            ", partners 0+2 against 1+3"
+        } else {
+            ""
+        }
+    )?;
+    for (i, name) in seats.iter().enumerate() {
+        writeln!(out, "  seat {i}: {name}")?;
+    }
+    writeln!(out)?;
+    out.flush()?;
+
+    // 4. Follow the match as a spectator (the guest has no seat: it sees what everyone sees).
+    let pool = match &demo.table_database_url {
+        Some(url) => Some(
+            sqlx::postgres::PgPoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(Duration::from_secs(5))
+                .connect(url)
+                .await
+                .map_err(|e| {
+                    anyhow!(
+                        "cannot read the table service's event store ({e}): is PostgreSQL up (`make run`)? \
+                         Pass --table-database-url, or --no-export to skip the hand files"
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    let bar = spinner(demo.progress);
+    let deadline = tokio::time::Instant::now() + demo.timeout;
+    let started = Instant::now();
+    let mut follow = Follow {
+        seats,
+        hands: Vec::new(),
+        hand_files: Vec::new(),
+        moves: 0,
+        hand: 0,
+        finished: None,
+    };
+    // Version 1 is TableCreated: from there every event comes, nothing is summarised in a
+    // snapshot (with fast bots the match may be over before the stream opens).
+    let mut after = 1i64;
+    let mut reconnects = 0;
+    'watch: loop {
+        let opened = tables
+            .watch_table(authorized(
+                pb::WatchTableRequest {
+                    table: table.clone(),
+                    after_version: after,
+                },
+                &guest_token,
+            ))
+            .await;
+        let mut stream = match opened {
+            Ok(s) => s.into_inner(),
+            Err(s) if s.code() == Code::Unauthenticated && reconnects < 5 => {
+                // The guest's access token expired during a long match: sign in again.
+                reconnects += 1;
+                guest_token = sign_in_guest(&mut accounts, &demo.accounts_url).await?.1;
+                continue;
+            }
+            Err(s) => return Err(refused("WatchTable", &demo.table_url, &s)),
+        };
+        loop {
+            let next = tokio::time::timeout_at(deadline, stream.message()).await;
+            let update = match next {
+                Err(_) => bail!(
+                    "the match at {table} has not ended after {} s (hand {}, {} moves in it); \
+                     the table service's log says why (.run/services/table.log), or raise --timeout-secs",
+                    demo.timeout.as_secs(),
+                    follow.hand,
+                    follow.moves
+                ),
+                Ok(Ok(Some(message))) => message.update,
+                Ok(Ok(None)) | Ok(Err(_)) if reconnects < 5 => {
+                    reconnects += 1;
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue 'watch;
+                }
+                Ok(Ok(None)) => bail!("the table service closed the update stream of {table}"),
+                Ok(Err(s)) => return Err(refused("WatchTable", &demo.table_url, &s)),
+            };
+            let Some(update) = update else { continue };
+            if let Some(pb::table_update::Kind::Event(pb::TableEvent { event: Some(event) })) =
+                update.kind
+            {
+                after = update.version;
+                follow
+                    .event(event, &bar, out, pool.as_ref(), demo, &table)
+                    .await?;
+                if follow.finished.is_some() {
+                    break 'watch;
+                }
+            }
+        }
+    }
+    bar.finish_and_clear();
+    let (totals, winners) = follow.finished.take().expect("the loop ends on MatchEnded");
+    writeln!(
+        out,
+        "The match took {:.1} s ({} events).",
+        started.elapsed().as_secs_f64(),
+        after
+    )?;
+    writeln!(out)?;
+    look_further(demo, &table, &follow.hand_files, out)?;
+    Ok(DemoReport {
+        table,
+        guest,
+        hands: follow.hands,
+        totals,
+        winners,
+        hand_files: follow.hand_files,
+    })
+}
+
+/// The state of the story told so far.
+struct Follow {
+    seats: Vec<String>,
+    hands: Vec<HandSummary>,
+    hand_files: Vec<PathBuf>,
+    moves: u32,
+    hand: i32,
+    finished: Option<(Vec<i32>, Vec<i32>)>,
+}
+
+impl Follow {
+    fn seat(&self, seat: i32) -> String {
+        match self.seats.get(seat as usize) {
+            Some(name) => format!("seat {seat} ({name})"),
+            None => format!("seat {seat}"),
+        }
+    }
+
+    async fn event(
+        &mut self,
+        event: Ev,
+        bar: &indicatif::ProgressBar,
+        out: &mut dyn Write,
+        pool: Option<&sqlx::PgPool>,
+        demo: &Demo,
+        table: &str,
+    ) -> Result<()> {
+        let mut lines = Vec::new();
+        match event {
+            Ev::HandStarted(h) => {
+                self.hand = h.hand_number;
+                self.moves = 0;
+                lines.push(format!(
+                    "Hand {}: indicator {}, okey {}; {} starts with 22 tiles",
+                    h.hand_number,
+                    h.indicator,
+                    h.okey,
+                    self.seat(h.first_seat)
+                ));
+            }
+            Ev::HandOpened(o) => {
+                self.moves += 1;
+                let kind = if o.kind == pb::OpeningKind::Pairs as i32 {
+                    "pairs"
+                } else {
+                    "melds"
+                };
+                lines.push(format!(
+                    "  move {:>3}: {} opened with {kind}: {}",
+                    self.moves,
+                    self.seat(o.seat),
+                    melds(&o.melds)
+                ));
+            }
+            Ev::WrongOpening(w) => {
+                self.moves += 1;
+                lines.push(format!(
+                    "  move {:>3}: {} tried to open with {} (needs {})",
+                    self.moves,
+                    self.seat(w.seat),
+                    w.amount,
+                    w.needed
+                ));
+            }
+            Ev::PenaltyCharged(p) => {
+                if let Some(p) = p.penalty {
+                    lines.push(format!(
+                        "            {} is charged {:+} ({})",
+                        self.seat(p.seat),
+                        p.points,
+                        p.reason
+                    ));
+                }
+            }
+            Ev::TurnTimedOut(t) => {
+                lines.push(format!("            {} ran out of time", self.seat(t.seat)));
+            }
+            Ev::HandCancelled(_) => {
+                lines.push("  all four seats opened with pairs: the hand is void".to_owned());
+            }
+            Ev::HandEnded(h) => {
+                let outcome =
+                    pb::HandOutcome::try_from(h.outcome).unwrap_or(pb::HandOutcome::Unspecified);
+                let (outcome_name, story) = match (outcome, h.winner) {
+                    (pb::HandOutcome::Finished, Some(w)) => {
+                        ("finished", format!("{} went out", self.seat(w)))
+                    }
+                    (pb::HandOutcome::PileEmpty, _) => {
+                        ("pile_empty", "the pile ran out; nobody went out".to_owned())
+                    }
+                    (pb::HandOutcome::Cancelled, _) => {
+                        ("cancelled", "void, dealt again".to_owned())
+                    }
+                    _ => ("unknown", "ended".to_owned()),
+                };
+                lines.push(format!(
+                    "  Hand {} over after {} moves: {story}",
+                    h.hand_number, self.moves
+                ));
+                lines.push(score_header());
+                lines.push(score_row("hand score", &h.scores));
+                lines.push(score_row("penalties", &h.penalties));
+                lines.push(score_row("total", &h.totals));
+                if let Some(pool) = pool {
+                    let file = export(
+                        pool,
+                        demo,
+                        table,
+                        h.hand_number,
+                        outcome_name == "cancelled",
+                    )
+                    .await?;
+                    self.hand_files.push(file);
+                }
+                self.hands.push(HandSummary {
+                    number: h.hand_number,
+                    outcome: outcome_name.to_owned(),
+                    winner: h.winner,
+                    scores: h.scores,
+                    penalties: h.penalties,
+                    totals: h.totals,
+                });
+                lines.push(String::new());
+            }
+            Ev::MatchEnded(m) => {
+                let best = m
+                    .winners
+                    .iter()
+                    .map(|w| self.seat(*w))
+                    .collect::<Vec<_>>()
+                    .join(" and ");
+                lines.push(format!(
+                    "Match over after {} hands. Final totals (lower is better):",
+                    self.hands.len()
+                ));
+                lines.push(score_header());
+                lines.push(score_row("total", &m.totals));
+                lines.push(match m.winners.len() {
+                    0 => "Nobody wins: a draw.".to_owned(),
+                    _ => format!("Winner: {best}."),
+                });
+                self.finished = Some((m.totals, m.winners));
+            }
+            Ev::TileDrawn(_)
+            | Ev::SideDiscardTaken(_)
+            | Ev::SideDiscardReturned(_)
+            | Ev::MeldsLaid(_)
+            | Ev::TilesAdded(_)
+            | Ev::OkeyRetrieved(_)
+            | Ev::TileDiscarded(_)
+            | Ev::PlayableCalled(_)
+            | Ev::TableRolledBack(_) => self.moves += 1,
+            Ev::SeatTaken(_)
+            | Ev::SeatLeft(_)
+            | Ev::TableCreated(_)
+            | Ev::SeatHandedToBot(_)
+            | Ev::SeatReclaimed(_) => {}
+        }
+        bar.set_message(format!("hand {}: {} moves", self.hand, self.moves));
+        if !lines.is_empty() {
+            bar.suspend(|| -> std::io::Result<()> {
+                for line in &lines {
+                    writeln!(out, "{line}")?;
+                }
+                out.flush()
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The header of the score rows.
+pub fn score_header() -> String {
+    format!(
+        "    {:<11}{:>9}{:>9}{:>9}{:>9}",
+        "", "seat 0", "seat 1", "seat 2", "seat 3"
+    )
+}
+
+/// One row of per-seat numbers, as printed after each hand and at the end of the match.
+pub fn score_row(label: &str, values: &[i32]) -> String {
+    let mut row = format!("    {label:<11}");
+    for v in values {
+        row.push_str(&format!("{v:>9}"));
+    }
+    row
+}
+
+fn melds(melds: &[pb::Meld]) -> String {
+    melds
+        .iter()
+        .map(|m| format!("[{}]", m.tiles.join(" ")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Writes hand `number`'s events for `okeyctl replay`; a void hand gets its own file.
+async fn export(
+    pool: &sqlx::PgPool,
+    demo: &Demo,
+    table: &str,
+    number: i32,
+    void: bool,
+) -> Result<PathBuf> {
+    let hand = u32::try_from(number).context("a hand number is positive")?;
+    let deals = crate::hand_export::finished_hand(pool, table, hand)
+        .await
+        .with_context(|| format!("cannot export hand {number} of {table}"))?;
+    let id = table.strip_prefix("tables/").unwrap_or(table);
+    let dir = demo.hands_dir.join(id);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let file = if void {
+        dir.join(format!("hand-{number}-void-{}.jsonl", deals.len()))
+    } else {
+        dir.join(format!("hand-{number}.jsonl"))
+    };
+    let events = deals
+        .last()
+        .expect("finished_hand returns at least one deal");
+    std::fs::write(&file, crate::hand_export::to_jsonl(events))
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    Ok(file)
+}
+
+/// The commands to look at the table and its hands.
+fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write) -> Result<()> {
+    let accounts = host_port(&demo.accounts_url);
+    let tables = host_port(&demo.table_url);
+    let g = &demo.grpcurl;
+    writeln!(out, "Look at it yourself ({table}):")?;
+    writeln!(
+        out,
+        "  # a player's access token (any device id of 8+ characters)"
+    )?;
+    writeln!(
+        out,
+        "  ACCESS=$({g} -plaintext -d '{{\"request_id\":\"look-1\",\"device_id\":\"my-laptop-0001\"}}' {accounts} okey.v1.AccountsService/SignInAsGuest | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"session\"][\"accessToken\"])')"
+    )?;
+    writeln!(out, "  # the table: rules, seats, totals")?;
+    writeln!(
+        out,
+        "  {g} -plaintext -H \"authorization: Bearer $ACCESS\" -d '{{\"name\":\"{table}\"}}' {tables} okey.v1.TableService/GetTable"
+    )?;
+    writeln!(
+        out,
+        "  # every event of the match as a spectator sees it (the stream stays open: Ctrl-C)"
+    )?;
+    writeln!(
+        out,
+        "  {g} -plaintext -H \"authorization: Bearer $ACCESS\" -d '{{\"table\":\"{table}\",\"after_version\":1}}' {tables} okey.v1.TableService/WatchTable"
+    )?;
+    if let Some(first) = files.first() {
+        writeln!(
+            out,
+            "  # replay a hand: every event, the reason for every penalty and every score"
+        )?;
+        writeln!(
+            out,
+            "  cargo run -q -p okeyctl -- replay {}",
+            first.display()
+        )?;
+        if let Some(dir) = first.parent() {
+            writeln!(
+                out,
+                "  # ({} hand files in {}; `okeyctl export-hand` writes them for any table)",
+                files.len(),
+                dir.display()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn host_port(url: &str) -> &str {
+    url.split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .trim_end_matches('/')
+}
+
+/// Signs the demo's guest in; returns its name and access token.
+async fn sign_in_guest(
+    accounts: &mut AccountsServiceClient<Channel>,
+    url: &str,
+) -> Result<(String, String)> {
+    let answer = accounts
+        .sign_in_as_guest(pb::SignInAsGuestRequest {
+            request_id: uuid::Uuid::new_v4().to_string(),
+            device_id: GUEST_DEVICE.to_owned(),
+            display_name: "Demo guest".to_owned(),
+        })
+        .await
+        .map_err(|s| refused("SignInAsGuest", url, &s))?
+        .into_inner();
+    let name = answer.account.map(|a| a.name).unwrap_or_default();
+    let token = answer
+        .session
+        .map(|s| s.access_token)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| anyhow!("SignInAsGuest answered without an access token"))?;
+    Ok((name, token))
+}
+
+/// An admin token signed with the key in `demo.signing_key`, under the `kid` accounts publishes
+/// for it, with accounts' issuer and audience.
+async fn operator_token(
+    accounts: &mut AccountsServiceClient<Channel>,
+    demo: &Demo,
+) -> Result<String> {
+    let published = accounts
+        .list_public_keys(pb::ListPublicKeysRequest {})
+        .await
+        .map_err(|s| refused("ListPublicKeys", &demo.accounts_url, &s))?
+        .into_inner();
+    let pem = std::fs::read(&demo.signing_key).map_err(|e| {
+        anyhow!(
+            "cannot read the signing key {} ({e}): `make run` writes it when it starts the \
+             services; elsewhere pass --signing-key with a key the accounts service signs with",
+            demo.signing_key.display()
+        )
+    })?;
+    mint_operator_token(&pem, &published, OPERATOR_TOKEN_TTL).map_err(|e| {
+        anyhow!(
+            "{e} ({}, accounts at {}). If accounts was started before `make run` generated the key, \
+             restart it: `make down && make run`",
+            demo.signing_key.display(),
+            demo.accounts_url
+        )
+    })
+}
+
+/// Signs an admin token for [`OPERATOR`] valid for `ttl` with the PEM key, choosing among the
+/// keys accounts publishes (and still signs with) the one this key's signature verifies with.
+pub fn mint_operator_token(
+    pem: &[u8],
+    published: &pb::ListPublicKeysResponse,
+    ttl: Duration,
+) -> Result<String> {
+    let key = EncodingKey::from_ed_pem(pem)
+        .map_err(|_| anyhow!("the signing key is not a PKCS#8 Ed25519 private key in PEM"))?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .context("the clock is before 1970")?
+        .as_secs();
+    let claims = serde_json::json!({
+        "sub": OPERATOR,
+        "roles": ["admin"],
+        "iss": published.issuer,
+        "aud": published.audience,
+        "iat": now,
+        "nbf": now.saturating_sub(1),
+        "exp": now + ttl.as_secs(),
+    });
+    let mut validation = Validation::new(Algorithm::EdDSA);
+    validation.set_issuer(&[&published.issuer]);
+    validation.set_audience(&[&published.audience]);
+    for candidate in published.keys.iter().filter(|k| k.retire_time.is_none()) {
+        let Ok(decoding) = DecodingKey::from_ed_components(&candidate.x) else {
+            continue;
+        };
+        let mut header = Header::new(Algorithm::EdDSA);
+        header.kid = Some(candidate.kid.clone());
+        let token = jsonwebtoken::encode(&header, &claims, &key).context("cannot sign")?;
+        if jsonwebtoken::decode::<serde_json::Value>(&token, &decoding, &validation).is_ok() {
+            return Ok(token);
+        }
+    }
+    bail!(
+        "the accounts service does not sign with this key (none of the {} key(s) it publishes \
+         verifies its signature), so the other services would refuse a token made with it",
+        published.keys.len()
+    )
+}
+
+fn authorized<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    match format!("Bearer {token}").parse() {
+        Ok(value) => {
+            request.metadata_mut().insert("authorization", value);
+        }
+        Err(_) => unreachable!("JWTs are ASCII"),
+    }
+    request
+}
+
+async fn connect(service: &str, url: &str) -> Result<Channel> {
+    let endpoint = Endpoint::from_shared(url.to_owned())
+        .map_err(|_| anyhow!("`{url}` is not a URL (for example http://127.0.0.1:50053)"))?
+        .connect_timeout(Duration::from_secs(3))
+        .timeout(Duration::from_secs(30));
+    endpoint.connect().await.map_err(|e| {
+        anyhow!(
+            "the {service} service at {} is not answering ({e}): run `make run` first",
+            host_port(url)
+        )
+    })
+}
+
+/// A refused call, said so a person knows what to do.
+fn refused(call: &str, url: &str, status: &Status) -> anyhow::Error {
+    let hint = match status.code() {
+        Code::Unavailable => " — is the service running? (`make run`)",
+        Code::Unauthenticated => {
+            " — the service does not accept the token; restart the platform (`make down && make run`)"
+        }
+        Code::PermissionDenied => " — the token lacks the role this call needs",
+        _ => "",
+    };
+    anyhow!(
+        "{call} at {} failed: {:?}: {}{hint}",
+        host_port(url),
+        status.code(),
+        status.message()
+    )
+}
+
+fn spinner(show: bool) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
+            .with_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                    .expect("the template is valid"),
+            );
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+/// The default place of the local signing key `make run` generates.
+pub fn default_signing_key() -> &'static Path {
+    Path::new(".run/dev-signing-key.pem")
+}
