@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use sqlx::Row;
 use sqlx::postgres::PgPool;
 use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
-use sqlx::{Postgres, Row, Transaction};
 
 use crate::domain::{Seed, TableEvent};
 
@@ -127,6 +127,26 @@ fn decode(row: &sqlx::postgres::PgRow) -> Result<Recorded, sqlx::Error> {
 
 const COLUMNS: &str = "position, event_id, stream_id, version, payload, metadata, recorded_at";
 
+/// One append as one statement. `$2` (the rules of a table being created), `$4` (the request
+/// key), `$10` (the seed of a hand dealt) and `$11` (a hand whose seed is revealed) may be NULL:
+/// that part then writes nothing.
+const APPEND: &str = "\
+WITH created AS (
+    INSERT INTO tables (table_id, rules) SELECT $1, $2::jsonb WHERE $2::jsonb IS NOT NULL
+), handled AS (
+    INSERT INTO handled_commands
+        (stream_id, request_id, actor, first_version, last_version, response)
+    SELECT $3, $4::text, $5, $6, $7, $8::bytea WHERE $4::text IS NOT NULL
+), dealt AS (
+    INSERT INTO hand_seeds (stream_id, hand_number, seed, seed_sha256)
+    SELECT $3, $9::integer, $10::bytea, sha256($10::bytea) WHERE $10::bytea IS NOT NULL
+), revealed AS (
+    UPDATE hand_seeds SET revealed_at = now() WHERE stream_id = $3 AND hand_number = $11::integer
+)
+INSERT INTO events (event_id, stream_id, version, event_type, payload, metadata, request_id)
+SELECT u.id, $3, u.v, u.t, u.p, $16, $4::text
+FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::jsonb[]) AS u(id, v, t, p)";
+
 impl Store {
     pub fn new(pool: PgPool) -> Store {
         Store { pool }
@@ -189,59 +209,44 @@ impl Store {
         .await
     }
 
-    /// Appends in one transaction (see the module docs). Returns the positions stored.
+    /// Appends atomically (see the module docs): one statement, so one round trip and one
+    /// commit. Every part is a data-modifying CTE of the events' `INSERT`; PostgreSQL runs a
+    /// statement as one transaction, so a unique violation anywhere stores nothing.
     pub async fn append(&self, append: Append<'_>) -> Result<(), AppendError> {
         let stream = stream_id(append.table_id);
-        let mut tx = self.pool.begin().await?;
-        if let Some(rules) = &append.create {
-            sqlx::query("INSERT INTO tables (table_id, rules) VALUES ($1, $2)")
-                .bind(append.table_id)
-                .bind(rules)
-                .execute(&mut *tx)
-                .await
-                .map_err(classify)?;
-        }
+        let n = append.events.len();
         let first = append.expected + 1;
-        if let Some((key, response)) = append.request {
-            sqlx::query(
-                "INSERT INTO handled_commands \
-                 (stream_id, request_id, actor, first_version, last_version, response) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
+        let ids: Vec<Uuid> = (0..n).map(|_| random_uuid()).collect();
+        let versions: Vec<i64> = (0..n).map(|i| (first + i as u64) as i64).collect();
+        let types: Vec<&str> = append.events.iter().map(TableEvent::name).collect();
+        let payloads: Vec<serde_json::Value> = append
+            .events
+            .iter()
+            .map(|e| serde_json::to_value(e).expect("events serialize"))
+            .collect();
+        let metadata = serde_json::to_value(append.metadata).expect("metadata serializes");
+        let (key, response) = append.request.unzip();
+        let (dealt_hand, seed) = append.dealt.unzip();
+        sqlx::query(APPEND)
+            .bind(append.table_id)
+            .bind(&append.create)
             .bind(&stream)
             .bind(key)
             .bind(&append.metadata.actor)
             .bind(first as i64)
-            .bind((append.expected + append.events.len() as u64) as i64)
+            .bind((append.expected + n as u64) as i64)
             .bind(response)
-            .execute(&mut *tx)
+            .bind(dealt_hand.map(|h| h as i32))
+            .bind(seed.as_ref().map(|s| s.as_slice()))
+            .bind(append.revealed.map(|h| h as i32))
+            .bind(&ids)
+            .bind(&versions)
+            .bind(&types)
+            .bind(&payloads)
+            .bind(&metadata)
+            .execute(&self.pool)
             .await
             .map_err(classify)?;
-        }
-        insert_events(&mut tx, &stream, &append).await?;
-        if let Some((hand_number, seed)) = append.dealt {
-            sqlx::query(
-                "INSERT INTO hand_seeds (stream_id, hand_number, seed, seed_sha256) \
-                 VALUES ($1, $2, $3, sha256($3))",
-            )
-            .bind(&stream)
-            .bind(hand_number as i32)
-            .bind(seed.as_slice())
-            .execute(&mut *tx)
-            .await
-            .map_err(classify)?;
-        }
-        if let Some(hand_number) = append.revealed {
-            sqlx::query(
-                "UPDATE hand_seeds SET revealed_at = now() \
-                 WHERE stream_id = $1 AND hand_number = $2",
-            )
-            .bind(&stream)
-            .bind(hand_number as i32)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await.map_err(classify)?;
         Ok(())
     }
 
@@ -265,42 +270,6 @@ impl Store {
             .await?;
         Ok(())
     }
-}
-
-async fn insert_events(
-    tx: &mut Transaction<'_, Postgres>,
-    stream: &str,
-    append: &Append<'_>,
-) -> Result<(), AppendError> {
-    let n = append.events.len();
-    let ids: Vec<Uuid> = (0..n).map(|_| random_uuid()).collect();
-    let versions: Vec<i64> = (0..n)
-        .map(|i| (append.expected + 1 + i as u64) as i64)
-        .collect();
-    let types: Vec<String> = append.events.iter().map(|e| e.name().to_owned()).collect();
-    let payloads: Vec<serde_json::Value> = append
-        .events
-        .iter()
-        .map(|e| serde_json::to_value(e).expect("events serialize"))
-        .collect();
-    let metadata = serde_json::to_value(append.metadata).expect("metadata serializes");
-    let request_id = append.request.map(|(key, _)| key.to_owned());
-    sqlx::query(
-        "INSERT INTO events (event_id, stream_id, version, event_type, payload, metadata, request_id) \
-         SELECT u.id, $2, u.v, u.t, u.p, $6, $7 \
-         FROM UNNEST($1::uuid[], $3::bigint[], $4::text[], $5::jsonb[]) AS u(id, v, t, p)",
-    )
-    .bind(&ids)
-    .bind(stream)
-    .bind(&versions)
-    .bind(&types)
-    .bind(&payloads)
-    .bind(&metadata)
-    .bind(request_id)
-    .execute(&mut **tx)
-    .await
-    .map_err(classify)?;
-    Ok(())
 }
 
 /// Unique violations are the store's answers: a taken version is a conflict, a known request id
