@@ -88,6 +88,25 @@ pub struct Outcome {
     pub view: Option<SeatView>,
 }
 
+/// What `handled_commands.response` holds: enough to give a retry the first answer.
+///
+/// A command stores only the versions it appended and who saw them: its events are immutable at
+/// those versions, so the first answer is rebuilt exactly from the store (the events, and the
+/// state folded to `last`). This keeps the row small (no view, no TOAST compression) and spares
+/// serializing a view nobody may ask for again. `CreateTable` (and rows written before this
+/// form) keep the whole outcome.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Answer {
+    Versions {
+        first: u64,
+        last: u64,
+        /// The seat the events were shown to (the caller's, before or after the command).
+        viewer: Option<Seat>,
+    },
+    Outcome(Box<Outcome>),
+}
+
 /// One message of a seat's update stream.
 #[derive(Clone, Debug)]
 pub enum Update {
@@ -264,8 +283,8 @@ impl Tables {
         // stream and is answered from `handled_commands`.
         let table_id = derived_table_id(actor, request_id);
         let key = request_key(actor, request_id);
-        if let Some(stored) = self.store.handled(table_id, &key).await? {
-            return Ok(decode_outcome(&stored));
+        if let Some(first) = self.answered_unlocked(table_id, &key, actor).await? {
+            return Ok(first);
         }
         let seed = new_seed();
         let decision =
@@ -309,8 +328,8 @@ impl Tables {
                 Ok(outcome)
             }
             Err(AppendError::Duplicate | AppendError::Conflict) => {
-                match self.store.handled(table_id, &key).await? {
-                    Some(stored) => Ok(decode_outcome(&stored)),
+                match self.answered_unlocked(table_id, &key, actor).await? {
+                    Some(first) => Ok(first),
                     None => Err(ServiceError::Busy),
                 }
             }
@@ -345,30 +364,30 @@ impl Tables {
                 self.catch_up(table_id, &mut entry).await?;
             }
             let table = entry.table.as_ref().expect("loaded above");
+            let before = table.version;
             if let Some(expected) = expected_version
-                && expected != table.version
+                && expected != before
             {
                 if attempt == 0 {
                     continue; // The cache may be behind another replica: catch up first.
                 }
-                if let Some(stored) = self.store.handled(table_id, &key).await? {
-                    return Ok(decode_outcome(&stored));
+                if let Some(first) = self.answered(table_id, &key, actor, &mut entry).await? {
+                    return Ok(first);
                 }
                 return Err(ServiceError::VersionConflict {
                     expected,
-                    actual: table.version,
+                    actual: before,
                 });
             }
             let seed = new_seed();
             let decision = match table.decide(&command, &seed) {
                 Ok(d) => d,
                 Err(error) => {
-                    if let Some(stored) = self.store.handled(table_id, &key).await? {
-                        return Ok(decode_outcome(&stored));
+                    if let Some(first) = self.answered(table_id, &key, actor, &mut entry).await? {
+                        return Ok(first);
                     }
                     if attempt == 0 {
                         // Decided on a cache that may be behind: check against the store.
-                        let before = table.version;
                         self.catch_up(table_id, &mut entry).await?;
                         if entry.table.as_ref().is_some_and(|t| t.version != before) {
                             continue;
@@ -378,9 +397,10 @@ impl Tables {
                 }
             };
             if decision.events.is_empty() {
-                if let Some(stored) = self.store.handled(table_id, &key).await? {
-                    return Ok(decode_outcome(&stored));
+                if let Some(first) = self.answered(table_id, &key, actor, &mut entry).await? {
+                    return Ok(first);
                 }
+                let table = entry.table.as_ref().expect("loaded above");
                 return Ok(outcome_of(
                     table,
                     table_id,
@@ -398,14 +418,12 @@ impl Tables {
                 after.evolve(e);
             }
             let viewer = after.seat_of(actor).or(table.seat_of(actor));
-            let shown = decision
-                .events
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (first + i as u64, show(e, viewer, |n| after.seed(n))))
-                .collect();
-            let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
-            let response = serde_json::to_vec(&outcome).expect("outcomes serialize");
+            let answer = Answer::Versions {
+                first,
+                last: after.version,
+                viewer,
+            };
+            let response = serde_json::to_vec(&answer).expect("answers serialize");
             let revealed = decision.events.iter().find_map(|e| match e {
                 TableEvent::HandEnded { hand_number, .. } => Some(*hand_number),
                 _ => None,
@@ -414,7 +432,7 @@ impl Tables {
                 .store
                 .append(Append {
                     table_id,
-                    expected: table.version,
+                    expected: before,
                     events: &decision.events,
                     metadata: &metadata,
                     request: Some((&key, &response)),
@@ -429,6 +447,13 @@ impl Tables {
                     if let Some(observer) = &self.observer {
                         observer.appended(table_id, &after, &decision.events);
                     }
+                    let shown = decision
+                        .events
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| (first + i as u64, show(e, viewer, |n| after.seed(n))))
+                        .collect();
+                    let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
                     entry.table = Some(after);
                     drop(entry);
                     self.latest(table_id).send_replace(version);
@@ -436,8 +461,8 @@ impl Tables {
                     return Ok(outcome);
                 }
                 Err(AppendError::Duplicate) => {
-                    if let Some(stored) = self.store.handled(table_id, &key).await? {
-                        return Ok(decode_outcome(&stored));
+                    if let Some(first) = self.answered(table_id, &key, actor, &mut entry).await? {
+                        return Ok(first);
                     }
                 }
                 Err(AppendError::Conflict) => {
@@ -447,6 +472,90 @@ impl Tables {
             }
         }
         Err(ServiceError::Busy)
+    }
+
+    /// The first answer to a request this table already handled (see [`Answer`]), if any.
+    async fn answered(
+        &self,
+        table_id: Uuid,
+        key: &str,
+        actor: &str,
+        entry: &mut Entry,
+    ) -> Result<Option<Outcome>, ServiceError> {
+        let Some(stored) = self.store.handled(table_id, key).await? else {
+            return Ok(None);
+        };
+        let answer: Answer = serde_json::from_slice(&stored).expect("stored answers decode");
+        let (first, last, viewer) = match answer {
+            Answer::Outcome(outcome) => return Ok(Some(*outcome)),
+            Answer::Versions {
+                first,
+                last,
+                viewer,
+            } => (first, last, viewer),
+        };
+        if entry.table.as_ref().is_none_or(|t| t.version < last) {
+            self.catch_up(table_id, entry).await?;
+        }
+        let replayed;
+        let (state, created_at) = match &entry.table {
+            Some(t) if t.version == last => (t, entry.created_at),
+            _ => {
+                replayed = self.replay_to(table_id, last).await?;
+                (&replayed.0, replayed.1)
+            }
+        };
+        let events = self
+            .store
+            .load_after(table_id, first - 1, (last + 1 - first) as i64)
+            .await?;
+        let shown = events
+            .iter()
+            .map(|e| (e.version, show(&e.event, viewer, |n| state.seed(n))))
+            .collect();
+        Ok(Some(outcome_of(state, table_id, created_at, actor, shown)))
+    }
+
+    /// [`Self::answered`] for a caller that does not hold the table's lock.
+    async fn answered_unlocked(
+        &self,
+        table_id: Uuid,
+        key: &str,
+        actor: &str,
+    ) -> Result<Option<Outcome>, ServiceError> {
+        let entry = self.entry(table_id);
+        let mut entry = entry.lock().await;
+        self.answered(table_id, key, actor, &mut entry).await
+    }
+
+    /// The table folded from its first `version` stored events (the cache is past them), and
+    /// when it was created.
+    async fn replay_to(
+        &self,
+        table_id: Uuid,
+        version: u64,
+    ) -> Result<(Table, Option<DateTime<Utc>>), ServiceError> {
+        let seeds = self.store.seeds(table_id).await?;
+        let mut events: Vec<Recorded> = Vec::new();
+        while (events.len() as u64) < version {
+            let after = events.len() as u64;
+            let page = self
+                .store
+                .load_after(table_id, after, PAGE.min((version - after) as i64))
+                .await?;
+            if page.is_empty() {
+                break;
+            }
+            events.extend(page);
+        }
+        if events.is_empty() {
+            return Err(ServiceError::NotFound);
+        }
+        let created_at = events.first().map(|e| e.recorded_at);
+        Ok((
+            Table::replay(events.iter().map(|e| &e.event), seeds),
+            created_at,
+        ))
     }
 
     /// The table as `actor` may see it now.
@@ -580,10 +689,6 @@ fn outcome_of(
         events,
         view: seat.and_then(|s| table.seat_view(s)),
     }
-}
-
-fn decode_outcome(stored: &[u8]) -> Outcome {
-    serde_json::from_slice(stored).expect("stored outcomes decode")
 }
 
 /// The key a request id is de-duplicated under: the caller plus the id, so two players' ids never
