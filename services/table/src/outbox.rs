@@ -1,6 +1,8 @@
 //! The outbox publisher: every stored event goes to NATS JetStream after its transaction commits.
-//! It reads unpublished events in append order, publishes each (waiting for the ack, so order
-//! holds), then marks them published. At start it publishes whatever an earlier process left
+//! It reads unpublished events in append order, publishes the batch in that order on its one
+//! connection (JetStream stores a connection's messages in the order they arrive), waits for
+//! every ack, then marks them published; a failed ack leaves the whole batch to be published
+//! again. At start it publishes whatever an earlier process left
 //! unpublished; `Nats-Msg-Id` is the event id, so an event published twice (a crash between
 //! publish and mark, or two replicas racing) is dropped by JetStream as a duplicate within the
 //! stream's duplicate window.
@@ -14,6 +16,7 @@
 //! Each message is JSON ([`Published`]) with headers `Nats-Msg-Id`, `Okey-Table`,
 //! `Okey-Version`, `Okey-Event-Type` and the W3C trace context of the command that caused it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
 use tokio::sync::Notify;
 
-use crate::domain::{Shown, show};
+use crate::domain::{Seed, Shown, show};
 use crate::service::Tables;
 use crate::store::{Recorded, Store};
 
@@ -126,47 +129,64 @@ async fn publish_batch(
     subjects: &Subjects,
 ) -> Result<usize, async_nats::Error> {
     let batch = store.unpublished(BATCH).await?;
-    let mut seeds: Option<(Uuid, std::collections::BTreeMap<u32, crate::domain::Seed>)> = None;
-    let mut done = Vec::with_capacity(batch.len());
+    let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
+    let mut acks = Vec::with_capacity(batch.len() * 2);
     for e in &batch {
         let public = show(&e.event, None, |_| None);
-        publish(
-            js,
-            subjects.public(e.table_id),
-            e,
-            &e.event_id.to_string(),
-            &public,
-        )
-        .await?;
-        let private_seat = matches!(public, Shown::Dealt { .. } | Shown::Drawn { .. });
-        if private_seat {
-            if seeds.as_ref().is_none_or(|(t, _)| *t != e.table_id) {
-                seeds = Some((e.table_id, store.seeds(e.table_id).await?));
+        let private = match &public {
+            // A deal shows each seat its rack: that needs the hand's seed.
+            Shown::Dealt { .. } => {
+                if !seeds.contains_key(&e.table_id) {
+                    seeds.insert(e.table_id, store.seeds(e.table_id).await?);
+                }
+                true
             }
-            let table_seeds = &seeds.as_ref().expect("loaded").1;
+            Shown::Drawn { .. } => true,
+            Shown::Public { .. } => false,
+        };
+        acks.push(
+            publish(
+                js,
+                subjects.public(e.table_id),
+                e,
+                &e.event_id.to_string(),
+                &public,
+            )
+            .await?,
+        );
+        if private {
+            let table_seeds = seeds.get(&e.table_id);
             for seat in 0..4u8 {
-                let mine = show(&e.event, Some(seat), |n| table_seeds.get(&n).copied());
+                let mine = show(&e.event, Some(seat), |n| {
+                    table_seeds.and_then(|s| s.get(&n).copied())
+                });
                 if mine != public {
                     let id = format!("{}.seat.{seat}", e.event_id);
-                    publish(js, subjects.seat(e.table_id, seat), e, &id, &mine).await?;
+                    acks.push(publish(js, subjects.seat(e.table_id, seat), e, &id, &mine).await?);
                 }
             }
         }
-        done.push(e.position);
     }
+    // Every message of the batch is on its way, in order on this one connection; now wait for
+    // JetStream to have stored them all before marking the batch.
+    for ack in acks {
+        ack.await?;
+    }
+    let done: Vec<i64> = batch.iter().map(|e| e.position).collect();
     if !done.is_empty() {
         store.mark_published(&done).await?;
     }
     Ok(batch.len())
 }
 
+/// Sends one message and returns the future of its JetStream ack.
 async fn publish(
     js: &jetstream::Context,
     subject: String,
     e: &Recorded,
     message_id: &str,
     shown: &Shown,
-) -> Result<(), async_nats::Error> {
+) -> Result<jetstream::context::PublishAckFuture, async_nats::Error> {
     let body = Published {
         table: format!("tables/{}", e.table_id),
         version: e.version,
@@ -183,10 +203,9 @@ async fn publish(
         headers.insert(k.as_str(), v.as_str());
     }
     let payload = serde_json::to_vec(&body).expect("messages serialize");
-    js.publish_with_headers(subject, headers, payload.into())
-        .await?
-        .await?;
-    Ok(())
+    Ok(js
+        .publish_with_headers(subject, headers, payload.into())
+        .await?)
 }
 
 /// Wakes the local update streams when any replica publishes an event (core NATS subscription
