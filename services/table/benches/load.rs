@@ -3,6 +3,11 @@
 //! p50/p99 SubmitCommand latency, then, in the same run, the raw rate of single-row inserts into
 //! PostgreSQL at the same concurrency, and the ratio of the two.
 //!
+//! The service runs as its own process (the `table` binary, built with the bench) so that what is
+//! measured is the service, not the bots' gRPC clients sharing its runtime; both still share this
+//! machine's cores with PostgreSQL, NATS and Redis, so the CPU each used is printed too.
+//! `--in-process` runs the service inside the bench process instead.
+//!
 //! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`.
 
 #[path = "../tests/common/mod.rs"]
@@ -29,6 +34,29 @@ fn arg(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+/// CPU seconds (user + system, every thread) a process used so far, from `/proc/{pid}/stat`.
+fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // The fields after the command name (which may hold spaces) are separated by spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line (11 and 12 after the name and state);
+    // Linux counts them in USER_HZ, 100 per second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -36,13 +64,16 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
-/// One table: four clients play hand after hand until `stop`; returns each command's latency.
+/// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
+/// after hand until `stop`; returns each command's latency.
 async fn table_loop(
     channel: tonic::transport::Channel,
     settings: Settings,
+    start: Arc<tokio::sync::Barrier>,
     stop: Arc<AtomicBool>,
 ) -> Vec<Duration> {
     let (table, mut clients) = seated_table(channel, &settings, 1000).await;
+    start.wait().await;
     let mut latencies = Vec::new();
     // The easy bot keeps no memory, so one (Send) value plays every seat.
     let mut bot = Easy;
@@ -88,19 +119,38 @@ async fn main() {
         connections.to_string(),
     ));
     env.push(("OKEY_TELEMETRY__LOG_FILTER".into(), "warn".into()));
-    let settings = Settings::from_sources(ServiceKind::Table, None, env).unwrap();
-    let app = spawn_app(settings.clone()).await;
+    let in_process = flag("--in-process");
+    let (app, child, port, settings) = if in_process {
+        let settings = Settings::from_sources(ServiceKind::Table, None, env).unwrap();
+        let app = spawn_app(settings.clone()).await;
+        let port = app.port;
+        (Some(app), None, port, settings)
+    } else {
+        let port = okey_platform::testing::free_port();
+        env.retain(|(k, _)| k != "OKEY_SERVER__PORT");
+        env.push(("OKEY_SERVER__PORT".into(), port.to_string()));
+        let settings = settings_from_env(&env);
+        (None, Some(Service(spawn_binary(&env))), port, settings)
+    };
     // A few HTTP/2 connections, shared by the tables' clients.
     let mut channels = Vec::new();
     for _ in 0..4 {
-        channels.push(connect(app.port).await);
+        channels.push(connect(port).await);
     }
 
-    let pool = PgPoolOptions::new()
-        .max_connections(connections as u32)
-        .connect(settings.database.url.expose())
-        .await
-        .unwrap();
+    // The service creates its database as it starts: wait for it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pool = loop {
+        match PgPoolOptions::new()
+            .max_connections(connections as u32)
+            .connect(settings.database.url.expose())
+            .await
+        {
+            Ok(pool) => break pool,
+            Err(e) if Instant::now() > deadline => panic!("cannot reach the database: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
     let fsync: String = sqlx::query_scalar("SHOW fsync")
         .fetch_one(&pool)
         .await
@@ -111,24 +161,38 @@ async fn main() {
         .unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
+    let start = Arc::new(tokio::sync::Barrier::new(tables + 1));
     let mut tasks = Vec::new();
     for i in 0..tables {
         tasks.push(tokio::spawn(table_loop(
             channels[i % channels.len()].clone(),
             settings.clone(),
+            start.clone(),
             stop.clone(),
         )));
     }
+    // Every table is seated and dealt: measure from here.
+    start.wait().await;
+    let service_pid = child.as_ref().map(|c| c.0.id());
+    let cpu_before = (
+        service_pid.map_or(0.0, cpu_seconds),
+        cpu_seconds(std::process::id()),
+    );
+    let started = Instant::now();
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     stop.store(true, Ordering::Relaxed);
-    let started_measure = Duration::from_secs(seconds);
     let mut latencies = Vec::new();
     for t in tasks {
         latencies.extend(t.await.unwrap());
     }
+    let elapsed = started.elapsed();
+    let cpu = (
+        service_pid.map_or(0.0, cpu_seconds) - cpu_before.0,
+        cpu_seconds(std::process::id()) - cpu_before.1,
+    );
     latencies.sort();
     let commands = latencies.len();
-    let rate = commands as f64 / started_measure.as_secs_f64();
+    let rate = commands as f64 / elapsed.as_secs_f64();
 
     // The raw rate: single-row inserts (one transaction each) at the same concurrency.
     sqlx::query(
@@ -162,9 +226,26 @@ async fn main() {
     let raw = inserts.load(Ordering::Relaxed) as f64 / raw_seconds as f64;
 
     println!(
-        "tables: {tables} (4 gRPC bot clients each), {seconds} s, pool {connections}, fsync={fsync}, synchronous_commit={sync}"
+        "tables: {tables} (4 gRPC bot clients each), {:.1} s, pool {connections}, fsync={fsync}, synchronous_commit={sync}",
+        elapsed.as_secs_f64()
     );
     println!("commands: {commands}, {rate:.0} commands/s");
+    let wall = elapsed.as_secs_f64();
+    if in_process {
+        println!(
+            "CPU while playing: service and bot clients (one process) {:.1} s ({:.0}% of a core)",
+            cpu.1,
+            100.0 * cpu.1 / wall
+        );
+    } else {
+        println!(
+            "CPU while playing: service {:.1} s ({:.0}% of a core), bot clients {:.1} s ({:.0}% of a core)",
+            cpu.0,
+            100.0 * cpu.0 / wall,
+            cpu.1,
+            100.0 * cpu.1 / wall
+        );
+    }
     println!(
         "SubmitCommand latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         percentile(&latencies, 0.50).as_secs_f64() * 1e3,
@@ -177,5 +258,18 @@ async fn main() {
         rate / raw
     );
     pool.close().await;
-    app.stop().await;
+    if let Some(app) = app {
+        app.stop().await;
+    }
+    drop(child);
+}
+
+/// The service's process, stopped when the bench ends (or panics).
+struct Service(std::process::Child);
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
