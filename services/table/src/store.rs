@@ -2,8 +2,8 @@
 //! versions 1, 2, 3, … without gaps. An append states the version it expects; the unique
 //! `(stream_id, version)` turns a race into [`AppendError::Conflict`], never an overwrite. The
 //! same transaction records the client request id (`handled_commands`, answered again on a
-//! retry), the deal seed of a hand it deals (`hand_seeds`, private) and leaves every event
-//! unpublished for the outbox (`published_at IS NULL`).
+//! retry), the deal seed of a hand it deals (`hand_seeds`, private) and queues every event for
+//! the outbox publisher (table `outbox`).
 
 use std::collections::BTreeMap;
 
@@ -142,10 +142,13 @@ WITH created AS (
     SELECT $3, $9::integer, $10::bytea, sha256($10::bytea) WHERE $10::bytea IS NOT NULL
 ), revealed AS (
     UPDATE hand_seeds SET revealed_at = now() WHERE stream_id = $3 AND hand_number = $11::integer
+), stored AS (
+    INSERT INTO events (event_id, stream_id, version, event_type, payload, metadata, request_id)
+    SELECT u.id, $3, u.v, u.t, u.p, $16, $4::text
+    FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::jsonb[]) AS u(id, v, t, p)
+    RETURNING position
 )
-INSERT INTO events (event_id, stream_id, version, event_type, payload, metadata, request_id)
-SELECT u.id, $3, u.v, u.t, u.p, $16, $4::text
-FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::jsonb[]) AS u(id, v, t, p)";
+INSERT INTO outbox (position) SELECT position FROM stored";
 
 impl Store {
     pub fn new(pool: PgPool) -> Store {
@@ -253,7 +256,7 @@ impl Store {
     /// The oldest unpublished events, in append order.
     pub async fn unpublished(&self, limit: i64) -> Result<Vec<Recorded>, sqlx::Error> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM events WHERE published_at IS NULL ORDER BY position LIMIT $1"
+            "SELECT {COLUMNS} FROM outbox JOIN events USING (position) ORDER BY position LIMIT $1"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(limit)
@@ -262,9 +265,9 @@ impl Store {
         rows.iter().map(decode).collect()
     }
 
-    /// Marks events as on JetStream.
+    /// Takes events that are on JetStream out of the outbox.
     pub async fn mark_published(&self, positions: &[i64]) -> Result<(), sqlx::Error> {
-        sqlx::query("UPDATE events SET published_at = now() WHERE position = ANY($1)")
+        sqlx::query("DELETE FROM outbox WHERE position = ANY($1)")
             .bind(positions)
             .execute(&self.pool)
             .await?;
