@@ -136,8 +136,8 @@ async fn publish_batch(
         let private = match &public {
             // A deal shows each seat its rack: that needs the hand's seed.
             Shown::Dealt { .. } => {
-                if !seeds.contains_key(&e.table_id) {
-                    seeds.insert(e.table_id, store.seeds(e.table_id).await?);
+                if let std::collections::btree_map::Entry::Vacant(slot) = seeds.entry(e.table_id) {
+                    slot.insert(store.seeds(e.table_id).await?);
                 }
                 true
             }
