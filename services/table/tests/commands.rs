@@ -110,11 +110,18 @@ async fn a_retried_request_is_applied_once_and_racing_commands_leave_one_winner(
 
     // Seat 1 discards, then seat 2 sends two different draws at once: one wins, the other is
     // told precisely why.
-    let tile = first.view.unwrap().rack[0].clone();
+    let tile = first.view.as_ref().unwrap().rack[0].clone();
     clients[1]
         .submit(&table, &uuid(), discard(&tile))
         .await
         .unwrap();
+    // Once the table has moved on, a retry still gets the first answer (rebuilt from the
+    // store at the versions it appended), and still changes nothing.
+    let (before, _) = stored(&app.settings, &table).await;
+    let later = clients[1].submit(&table, &rid, draw()).await.unwrap();
+    assert_eq!(first, later);
+    let (after, _) = stored(&app.settings, &table).await;
+    assert_eq!(after.len(), before.len());
     let (mut a, mut b) = (clients[2].clone(), clients[2].clone());
     let t = table.clone();
     let (ra, rb) = tokio::join!(async { a.submit(&t, &uuid(), draw()).await }, async {
