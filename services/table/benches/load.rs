@@ -6,7 +6,9 @@
 //! The service runs as its own process (the `table` binary, built with the bench) so that what is
 //! measured is the service, not the bots' gRPC clients sharing its runtime; both still share this
 //! machine's cores with PostgreSQL, NATS and Redis, so the CPU each used is printed too.
-//! `--in-process` runs the service inside the bench process instead.
+//! `--in-process` runs the service inside the bench process instead. `--pool N` sets the
+//! service's PostgreSQL connections (and the raw inserts'): by default the number of tables, at
+//! most 16 (more only adds context switches on a small machine; commits still group).
 //!
 //! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`.
 
@@ -111,7 +113,8 @@ async fn main() {
         eprintln!("start the infrastructure first: deploy/infra.sh up");
         std::process::exit(2);
     };
-    let connections = tables.clamp(4, 64);
+    // PostgreSQL connections of the service, and of the raw inserts after it.
+    let connections = arg("--pool", tables.clamp(4, 16) as u64) as usize;
     let mut env = infra.env_for(ServiceKind::Table, 0);
     env.retain(|(k, _)| k != "OKEY_DATABASE__MAX_CONNECTIONS");
     env.push((
@@ -172,7 +175,9 @@ async fn main() {
         )));
     }
     // Every table is seated and dealt: measure from here.
-    start.wait().await;
+    tokio::time::timeout(Duration::from_secs(120), start.wait())
+        .await
+        .expect("every table is seated within 2 minutes");
     let service_pid = child.as_ref().map(|c| c.0.id());
     let cpu_before = (
         service_pid.map_or(0.0, cpu_seconds),
