@@ -101,11 +101,19 @@ async fn kill_9_mid_hand_then_restart_play_continues_and_jetstream_has_every_eve
     let (table, mut clients) = seated_table(channel, &settings, 1).await;
     let mut received = fresh();
     let n = Cell::new(0);
+    // Stop a few commands into the hand: deals come from the OS, and a hand could end within a
+    // few dozen commands, which would leave nothing to continue after the restart.
     play(&table, &mut clients, &mut received, |_| {
         n.set(n.get() + 1);
-        n.get() > 30
+        n.get() > 10
     })
     .await;
+    let before = clients[0].view(&table).await.unwrap();
+    assert_eq!(
+        before.summary.as_ref().unwrap().state,
+        pb::TableState::Playing as i32,
+        "the hand is still being played when the service is killed"
+    );
 
     first.kill().expect("SIGKILL");
     first.wait().unwrap();
