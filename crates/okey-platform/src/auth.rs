@@ -8,7 +8,7 @@
 //! extensions and refuses with UNAUTHENTICATED or PERMISSION_DENIED before any handler runs.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -70,10 +70,37 @@ impl From<AuthError> for tonic::Status {
     }
 }
 
+/// The trusted public keys by `kid`, and a generation bumped by every change to them (so a
+/// token verified under an older key set is checked again).
+#[derive(Default)]
+struct KeySet {
+    /// `kid` → (JWK `x`, the key it decodes to).
+    keys: HashMap<String, (String, DecodingKey)>,
+    generation: u64,
+}
+
+/// A token whose signature and claims were checked, remembered until it expires.
+struct Verified {
+    claims: Claims,
+    /// The key set's generation it was checked under.
+    generation: u64,
+}
+
+/// How many verified tokens a verifier remembers (a few hundred bytes each). When full, expired
+/// ones are dropped first; if that is not enough, all are forgotten and checked again.
+const VERIFIED_CAPACITY: usize = 65_536;
+
 /// Checks access tokens against a set of EdDSA public keys looked up by `kid`.
+///
+/// Checking an Ed25519 signature is the costliest step of a call (tens of microseconds), and a
+/// client sends the same token with every call until it refreshes it. So a token that passed is
+/// remembered, byte for byte, until its `exp` (plus the leeway): the same token again is only
+/// checked for expiry. Any change to the key set (a rotation, a removed key) forgets what was
+/// verified under the old set. A refused token is never remembered.
 #[derive(Clone)]
 pub struct TokenVerifier {
-    keys: Arc<RwLock<HashMap<String, DecodingKey>>>,
+    keys: Arc<RwLock<KeySet>>,
+    verified: Arc<Mutex<HashMap<String, Verified>>>,
     validation: Validation,
 }
 
@@ -82,7 +109,7 @@ impl std::fmt::Debug for TokenVerifier {
         let kids: Vec<String> = self
             .keys
             .read()
-            .map(|k| k.keys().cloned().collect())
+            .map(|k| k.keys.keys().cloned().collect())
             .unwrap_or_default();
         f.debug_struct("TokenVerifier")
             .field("kids", &kids)
@@ -101,7 +128,8 @@ impl TokenVerifier {
         validation.validate_nbf = true;
         validation.leeway = settings.leeway_secs;
         TokenVerifier {
-            keys: Arc::new(RwLock::new(HashMap::new())),
+            keys: Arc::default(),
+            verified: Arc::default(),
             validation,
         }
     }
@@ -110,10 +138,9 @@ impl TokenVerifier {
     pub fn insert_ed25519_key(&self, kid: &str, x: &str) -> Result<(), AuthError> {
         let key =
             DecodingKey::from_ed_components(x).map_err(|e| AuthError::Invalid(e.to_string()))?;
-        self.keys
-            .write()
-            .expect("key set lock poisoned")
-            .insert(kid.to_owned(), key);
+        let mut set = self.keys.write().expect("key set lock poisoned");
+        set.keys.insert(kid.to_owned(), (x.to_owned(), key));
+        set.generation += 1;
         Ok(())
     }
 
@@ -129,6 +156,7 @@ impl TokenVerifier {
             .keys
             .read()
             .expect("key set lock poisoned")
+            .keys
             .keys()
             .cloned()
             .collect();
@@ -138,47 +166,92 @@ impl TokenVerifier {
 
     /// Forgets a retired key; tokens it signed are refused from now on.
     pub fn remove_key(&self, kid: &str) {
-        self.keys
-            .write()
-            .expect("key set lock poisoned")
-            .remove(kid);
+        let mut set = self.keys.write().expect("key set lock poisoned");
+        set.keys.remove(kid);
+        set.generation += 1;
     }
 
-    /// Checks a token (without the `Bearer ` prefix) and returns its claims.
+    /// Checks a token (without the `Bearer ` prefix) and returns its claims. A token verified
+    /// before under the same key set is answered from memory while it has not expired.
     pub fn verify(&self, token: &str) -> Result<Claims, AuthError> {
+        let generation = self.keys.read().expect("key set lock poisoned").generation;
+        let now = jsonwebtoken::get_current_timestamp();
+        if let Some(known) = self
+            .verified
+            .lock()
+            .expect("verified tokens lock poisoned")
+            .get(token)
+            .filter(|v| v.generation == generation)
+        {
+            // The same test as the full check: expired once `exp` is more than the leeway ago.
+            if known.claims.exp < now.saturating_sub(self.validation.leeway) {
+                return Err(AuthError::Expired);
+            }
+            return Ok(known.claims.clone());
+        }
         let header = decode_header(token).map_err(|_| AuthError::Malformed)?;
         let kid = header.kid.ok_or(AuthError::MissingKeyId)?;
-        let key = self
-            .keys
-            .read()
-            .expect("key set lock poisoned")
-            .get(&kid)
-            .cloned()
-            .ok_or(AuthError::UnknownKey)?;
-        decode::<Claims>(token, &key, &self.validation)
+        let (key, generation) = {
+            let set = self.keys.read().expect("key set lock poisoned");
+            let (_, key) = set.keys.get(&kid).cloned().ok_or(AuthError::UnknownKey)?;
+            (key, set.generation)
+        };
+        let claims = decode::<Claims>(token, &key, &self.validation)
             .map(|data| data.claims)
             .map_err(|e| match e.kind() {
                 ErrorKind::ExpiredSignature => AuthError::Expired,
                 _ => AuthError::Invalid(e.to_string()),
-            })
+            })?;
+        self.remember(token, &claims, generation, now);
+        Ok(claims)
+    }
+
+    /// Remembers a token that passed, making room if the memory is full.
+    fn remember(&self, token: &str, claims: &Claims, generation: u64, now: u64) {
+        let mut verified = self.verified.lock().expect("verified tokens lock poisoned");
+        if verified.len() >= VERIFIED_CAPACITY {
+            let leeway = self.validation.leeway;
+            verified.retain(|_, v| {
+                v.generation == generation && v.claims.exp >= now.saturating_sub(leeway)
+            });
+            if verified.len() >= VERIFIED_CAPACITY {
+                verified.clear();
+            }
+        }
+        verified.insert(
+            token.to_owned(),
+            Verified {
+                claims: claims.clone(),
+                generation,
+            },
+        );
     }
 }
 
 fn replace_keys_in<'a>(
-    map: &RwLock<HashMap<String, DecodingKey>>,
+    map: &RwLock<KeySet>,
     keys: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> usize {
     let mut parsed = HashMap::new();
     for (kid, x) in keys {
         match DecodingKey::from_ed_components(x) {
             Ok(key) => {
-                parsed.insert(kid.to_owned(), key);
+                parsed.insert(kid.to_owned(), (x.to_owned(), key));
             }
             Err(e) => tracing::error!(kid, error = %e, "public key skipped: not Ed25519"),
         }
     }
     let count = parsed.len();
-    *map.write().expect("key set lock poisoned") = parsed;
+    let mut set = map.write().expect("key set lock poisoned");
+    // An unchanged set (the usual poll) keeps what was verified under it.
+    let same = set.keys.len() == parsed.len()
+        && parsed
+            .iter()
+            .all(|(kid, (x, _))| set.keys.get(kid).is_some_and(|(known, _)| known == x));
+    if !same {
+        set.keys = parsed;
+        set.generation += 1;
+    }
     count
 }
 
@@ -514,7 +587,7 @@ fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
 /// Keeps `verifier` in step with the accounts service's public keys until the layer is dropped.
 /// A failed fetch keeps the keys already known.
 async fn poll_public_keys(
-    keys: Weak<RwLock<HashMap<String, DecodingKey>>>,
+    keys: Weak<RwLock<KeySet>>,
     fixed: PublicKeySet,
     url: String,
     interval: Duration,
@@ -744,6 +817,64 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
             v.verify(&sign(Some("k1"), &claims())),
             Err(AuthError::UnknownKey)
         ));
+    }
+
+    #[test]
+    fn a_remembered_token_is_refused_once_its_key_is_removed_or_rotated_out() {
+        let v = verifier();
+        let token = sign(Some("k1"), &claims());
+        assert!(v.verify(&token).is_ok());
+        assert!(
+            v.verify(&token).is_ok(),
+            "the second check is answered from memory"
+        );
+        v.remove_key("k1");
+        assert!(matches!(v.verify(&token), Err(AuthError::UnknownKey)));
+
+        let v = verifier();
+        assert!(v.verify(&token).is_ok());
+        // A rotation that no longer trusts k1 (the poller replaces the whole set).
+        assert_eq!(v.replace_keys([("k2", TEST_PUBLIC_X)]), 1);
+        assert!(matches!(v.verify(&token), Err(AuthError::UnknownKey)));
+        // Polling the same set again keeps what was verified under it.
+        let t2 = sign(Some("k2"), &claims());
+        assert!(v.verify(&t2).is_ok());
+        assert_eq!(v.replace_keys([("k2", TEST_PUBLIC_X)]), 1);
+        assert_eq!(v.verified.lock().unwrap().len(), 2);
+        assert!(v.verify(&t2).is_ok());
+    }
+
+    #[test]
+    fn a_remembered_token_expires_on_time() {
+        let v = verifier();
+        let mut short = claims();
+        short.exp = now() + 1;
+        let token = sign(Some("k1"), &short);
+        assert!(v.verify(&token).is_ok());
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        assert!(matches!(v.verify(&token), Err(AuthError::Expired)));
+    }
+
+    #[test]
+    fn a_full_memory_drops_expired_tokens_first() {
+        let v = verifier();
+        let generation = v.keys.read().unwrap().generation;
+        let mut old = claims();
+        old.exp = now() - 100;
+        for i in 0..VERIFIED_CAPACITY {
+            v.verified.lock().unwrap().insert(
+                format!("t{i}"),
+                Verified {
+                    claims: if i == 0 { claims() } else { old.clone() },
+                    generation,
+                },
+            );
+        }
+        let token = sign(Some("k1"), &claims());
+        assert!(v.verify(&token).is_ok());
+        let verified = v.verified.lock().unwrap();
+        assert_eq!(verified.len(), 2, "the live token and the new one stay");
+        assert!(verified.contains_key("t0") && verified.contains_key(&token));
     }
 
     #[test]
