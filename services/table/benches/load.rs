@@ -27,6 +27,10 @@ use okey_proto::v1 as pb;
 use sqlx::postgres::PgPoolOptions;
 use table::grpc::command_to_proto;
 
+// The same allocator as the service binary, for the bot clients.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn arg(name: &str, default: u64) -> u64 {
     let args: Vec<String> = std::env::args().collect();
     args.iter()

@@ -304,8 +304,13 @@ impl Deadlines {
     /// Arms `arming`; `rebuild` only fills in what is missing. True when something was written.
     pub async fn arm(&self, arming: &Arming, rebuild: bool) -> redis::RedisResult<bool> {
         let mut conn = self.redis.clone();
-        let written: i64 = redis::cmd("EVAL")
-            .arg(ARM)
+        let written: i64 = self.arm_cmd(arming, rebuild).query_async(&mut conn).await?;
+        Ok(written == 1)
+    }
+
+    fn arm_cmd(&self, arming: &Arming, rebuild: bool) -> redis::Cmd {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(ARM)
             .arg(2)
             .arg(self.set_key())
             .arg(self.hash_key(arming.due.table))
@@ -316,24 +321,44 @@ impl Deadlines {
             .arg(arming.cap_ms)
             .arg(if rebuild { "rebuild" } else { "apply" })
             .arg(self.now_ms())
-            .arg(STALE_CLAIM_MS)
-            .query_async(&mut conn)
-            .await?;
-        Ok(written == 1)
+            .arg(STALE_CLAIM_MS);
+        cmd
     }
 
     /// Nothing is due at `table` from `version` on.
     pub async fn clear(&self, table: Uuid, version: u64) -> redis::RedisResult<()> {
         let mut conn = self.redis.clone();
-        let _: i64 = redis::cmd("EVAL")
-            .arg(CLEAR)
-            .arg(2)
-            .arg(self.set_key())
-            .arg(self.hash_key(table))
-            .arg(version)
+        let _: i64 = self
+            .clear_cmd(table, version)
             .query_async(&mut conn)
             .await?;
         Ok(())
+    }
+
+    fn clear_cmd(&self, table: Uuid, version: u64) -> redis::Cmd {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(CLEAR)
+            .arg(2)
+            .arg(self.set_key())
+            .arg(self.hash_key(table))
+            .arg(version);
+        cmd
+    }
+
+    /// Arms (or clears) after each append of `appended`, in order, in one round trip: Redis
+    /// runs a pipeline's scripts one after another, exactly as if they were sent one by one.
+    async fn apply_all(&self, appended: &[Appended]) -> redis::RedisResult<()> {
+        let mut pipe = redis::pipe();
+        for a in appended {
+            match &a.arming {
+                Some(arming) => pipe.add_command(self.arm_cmd(arming, false)).ignore(),
+                None => pipe
+                    .add_command(self.clear_cmd(a.table_id, a.version))
+                    .ignore(),
+            };
+        }
+        let mut conn = self.redis.clone();
+        pipe.exec_async(&mut conn).await
     }
 
     /// Claims what is due now (each member goes to one caller only).
@@ -370,6 +395,9 @@ struct Appended {
     version: u64,
     arming: Option<Arming>,
 }
+
+/// Appends armed in one Redis round trip, at most.
+const ARM_BATCH: usize = 256;
 
 /// Told by [`Tables`] after every append in this process.
 pub trait AppendObserver: Send + Sync {
@@ -414,27 +442,21 @@ impl Live {
         &self.deadlines
     }
 
-    async fn write(&self, appended: Appended) {
-        let result = match &appended.arming {
-            Some(arming) => self.deadlines.arm(arming, false).await.map(|_| ()),
-            None => {
-                self.deadlines
-                    .clear(appended.table_id, appended.version)
-                    .await
-            }
-        };
-        match result {
+    /// Arms or clears after a batch of appends (in append order).
+    async fn write(&self, appended: &[Appended]) {
+        match self.deadlines.apply_all(appended).await {
             Ok(()) => {
+                let now = self.deadlines.now_ms();
                 if appended
-                    .arming
-                    .is_some_and(|a| a.at_ms <= self.deadlines.now_ms())
+                    .iter()
+                    .any(|a| a.arming.is_some_and(|a| a.at_ms <= now))
                 {
                     self.nudge.notify_one();
                 }
             }
-            // The reconciler arms it later.
+            // The reconciler arms them later.
             Err(e) => {
-                tracing::warn!(error = %e, table = %appended.table_id, "cannot arm a deadline")
+                tracing::warn!(error = %e, appends = appended.len(), "cannot arm deadlines")
             }
         }
     }
@@ -575,8 +597,11 @@ impl Live {
         let armer = {
             let live = self.clone();
             async move {
-                while let Some(appended) = rx.recv().await {
-                    live.write(appended).await;
+                // Whatever queued up while the last batch was written goes in the next one.
+                let mut batch = Vec::new();
+                while rx.recv_many(&mut batch, ARM_BATCH).await > 0 {
+                    live.write(&batch).await;
+                    batch.clear();
                 }
             }
         };

@@ -1,10 +1,26 @@
 //! The outbox publisher: every stored event goes to NATS JetStream after its transaction commits.
-//! It reads unpublished events in append order, publishes the batch in that order on its one
-//! connection (JetStream stores a connection's messages in the order they arrive), waits for
-//! every ack, then marks them published; a failed ack leaves the whole batch to be published
-//! again. At start it publishes whatever an earlier process left
-//! unpublished; `Nats-Msg-Id` is the event id, so an event published twice (a crash between
-//! publish and mark, or two replicas racing) is dropped by JetStream as a duplicate within the
+//!
+//! The append that stores events also queues them in the `outbox` table, in the same
+//! transaction, and hands them to this publisher in memory ([`Outbox::queue`], called while the
+//! table's lock is held, so a table's events arrive in version order). The publisher sends each
+//! batch in order on its one connection (JetStream stores a connection's messages in the order
+//! they arrive), waits for every ack, then deletes the batch's outbox rows. So the store is read
+//! only when something went wrong:
+//!
+//! * **A gap.** Events of a table are published straight from memory only when this publisher
+//!   knows every earlier version is on JetStream (it published them itself). Otherwise (the
+//!   first events of a table after a start, or a table another replica appended to in between)
+//!   it first publishes that table's older outbox rows, oldest first. An event another replica
+//!   already published is no longer in the outbox (rows are deleted only after the ack), so the
+//!   subject never shows a version before the one it follows.
+//! * **A failure.** A failed publish or ack leaves its rows in the outbox and forgets what the
+//!   publisher knew of those tables.
+//! * **The sweep.** At start (everything) and every [`SWEEP`] (rows older than [`SWEEP_AGE`]),
+//!   the publisher republishes what is left in the outbox, oldest first: what a crashed process,
+//!   a failed ack or a lost hand-over left behind.
+//!
+//! `Nats-Msg-Id` is the event id, so an event published twice (a crash between publish and
+//! delete, the sweep and a replica racing) is dropped by JetStream as a duplicate within the
 //! stream's duplicate window.
 //!
 //! Subjects (prefix = `nats.subject_prefix`, `okey` by default):
@@ -16,25 +32,19 @@
 //! Each message is JSON ([`Published`]) with headers `Nats-Msg-Id`, `Okey-Table`,
 //! `Okey-Version`, `Okey-Event-Type` and the W3C trace context of the command that caused it.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
-use tokio::sync::Notify;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::domain::{Seed, Shown, show};
 use crate::service::Tables;
 use crate::store::{Recorded, Store};
-
-/// Events published per batch.
-const BATCH: i64 = 256;
-/// How long the publisher sleeps when nobody wakes it (it also polls, so a missed wake-up or a
-/// NATS outage only delays).
-const IDLE: Duration = Duration::from_millis(500);
 
 /// One message on a table subject.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,72 +121,247 @@ pub async fn ensure_stream(
     Ok(())
 }
 
-/// Publishes the outbox until the process stops.
-pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, wake: Arc<Notify>) {
-    loop {
-        match publish_batch(&store, &js, &subjects).await {
-            Ok(n) if n as i64 == BATCH => continue,
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "outbox: publish failed; retrying"),
+/// Events (of one table, consecutive versions) an append stored.
+type Stored = Vec<Recorded>;
+
+/// The publisher's in-memory queue; cloned into every [`Tables`].
+#[derive(Clone, Debug)]
+pub struct Outbox {
+    tx: mpsc::UnboundedSender<Stored>,
+}
+
+/// The receiving end of an [`Outbox`], consumed by [`run`].
+pub struct OutboxQueue {
+    rx: mpsc::UnboundedReceiver<Stored>,
+}
+
+impl Outbox {
+    pub fn new() -> (Outbox, OutboxQueue) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Outbox { tx }, OutboxQueue { rx })
+    }
+
+    /// Hands stored events to the publisher. Call it while holding the table's lock, so a
+    /// table's events are queued in version order. If the publisher is gone (the process is
+    /// stopping) the rows stay in the outbox for the next sweep.
+    pub fn queue(&self, stored: Stored) {
+        if !stored.is_empty() {
+            let _ = self.tx.send(stored);
         }
-        let _ = tokio::time::timeout(IDLE, wake.notified()).await;
     }
 }
 
-async fn publish_batch(
-    store: &Store,
-    js: &jetstream::Context,
-    subjects: &Subjects,
-) -> Result<usize, async_nats::Error> {
-    let batch = store.unpublished(BATCH).await?;
-    let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
-    let mut acks = Vec::with_capacity(batch.len() * 2);
-    for e in &batch {
-        let public = show(&e.event, None, |_| None);
-        let private = match &public {
-            // A deal shows each seat its rack: that needs the hand's seed.
-            Shown::Dealt { .. } => {
-                if let std::collections::btree_map::Entry::Vacant(slot) = seeds.entry(e.table_id) {
-                    slot.insert(store.seeds(e.table_id).await?);
-                }
-                true
-            }
-            Shown::Drawn { .. } => true,
-            Shown::Public { .. } => false,
+/// Events published per sweep query, and at most per batch from memory.
+const BATCH: usize = 256;
+/// How often outbox rows left behind are looked for.
+pub const SWEEP: Duration = Duration::from_secs(2);
+/// Rows younger than this are still on their way from memory and are not swept.
+pub const SWEEP_AGE: Duration = Duration::from_secs(2);
+/// The first sweep after a failure comes this soon.
+const RETRY: Duration = Duration::from_millis(500);
+/// Tables whose published version is remembered; more are forgotten (and gap-checked again).
+const REMEMBERED_TABLES: usize = 100_000;
+
+/// Publishes queued events, and sweeps the outbox, until the process stops.
+pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut queue: OutboxQueue) {
+    let mut publisher = Publisher {
+        store,
+        js,
+        subjects,
+        published: HashMap::new(),
+    };
+    // Everything an earlier process left, whatever its age.
+    let mut next_sweep = match publisher.sweep(Duration::ZERO, usize::MAX).await {
+        Ok(_) => Instant::now() + SWEEP,
+        Err(e) => {
+            tracing::warn!(error = %e, "outbox: sweep failed; retrying");
+            Instant::now() + RETRY
+        }
+    };
+    loop {
+        let first = tokio::select! {
+            stored = queue.rx.recv() => match stored {
+                Some(stored) => Some(stored),
+                None => return,
+            },
+            () = tokio::time::sleep_until(next_sweep) => None,
         };
-        acks.push(
-            publish(
-                js,
-                subjects.public(e.table_id),
-                e,
-                &e.event_id.to_string(),
-                &public,
-            )
-            .await?,
-        );
-        if private {
-            let table_seeds = seeds.get(&e.table_id);
-            for seat in 0..4u8 {
-                let mine = show(&e.event, Some(seat), |n| {
-                    table_seeds.and_then(|s| s.get(&n).copied())
-                });
-                if mine != public {
-                    let id = format!("{}.seat.{seat}", e.event_id);
-                    acks.push(publish(js, subjects.seat(e.table_id, seat), e, &id, &mine).await?);
+        let mut idle = true;
+        if let Some(first) = first {
+            let mut batch = vec![first];
+            let mut events = batch[0].len();
+            while events < BATCH {
+                match queue.rx.try_recv() {
+                    Ok(stored) => {
+                        events += stored.len();
+                        batch.push(stored);
+                    }
+                    Err(_) => break,
                 }
+            }
+            idle = events < BATCH;
+            if let Err(e) = publisher.publish_stored(batch).await {
+                tracing::warn!(error = %e, "outbox: publish failed; the sweep retries");
+                next_sweep = next_sweep.min(Instant::now() + RETRY);
+            }
+        }
+        // The sweep runs when what was queued is out (so it does not republish rows on their
+        // way from memory), or when it is long overdue under a load that never lets up.
+        let now = Instant::now();
+        if now >= next_sweep && (idle || now >= next_sweep + SWEEP * 5) {
+            next_sweep = match publisher.sweep(SWEEP_AGE, 1).await {
+                // A full page: more may be left; look again soon.
+                Ok(true) => now + RETRY,
+                Ok(false) => now + SWEEP,
+                Err(e) => {
+                    tracing::warn!(error = %e, "outbox: sweep failed; retrying");
+                    now + RETRY
+                }
+            };
+        }
+    }
+}
+
+struct Publisher {
+    store: Store,
+    js: jetstream::Context,
+    subjects: Subjects,
+    /// Per table, the last version this publisher knows JetStream holds (it published every
+    /// version up to it, or saw them gone from the outbox).
+    published: HashMap<Uuid, u64>,
+}
+
+impl Publisher {
+    /// Publishes events handed over by appends, after any older outbox rows of their tables.
+    async fn publish_stored(&mut self, batch: Vec<Stored>) -> Result<(), async_nats::Error> {
+        let mut send: Vec<Recorded> = Vec::new();
+        // The version each table will be at once this batch is acked.
+        let mut through: HashMap<Uuid, u64> = HashMap::new();
+        for stored in batch {
+            let (Some(head), Some(tail)) = (stored.first(), stored.last()) else {
+                continue;
+            };
+            let (table_id, first, last) = (head.table_id, head.version, tail.version);
+            let known = through
+                .get(&table_id)
+                .or(self.published.get(&table_id))
+                .copied()
+                // Nothing comes before a table's first event.
+                .or((first == 1).then_some(0));
+            if known == Some(first - 1) {
+                send.extend(stored);
+            } else if known.is_none_or(|k| k < last) {
+                // A gap: publish what the outbox still holds of this table up to `last` (ours
+                // included), oldest first.
+                let rows = self.store.unpublished_of(table_id, last).await?;
+                send.extend(
+                    rows.into_iter()
+                        .filter(|e| known.is_none_or(|k| e.version > k)),
+                );
+            }
+            through.insert(table_id, last.max(known.unwrap_or(0)));
+        }
+        let tables: Vec<Uuid> = through.keys().copied().collect();
+        match self.send(&send).await {
+            Ok(()) => {
+                if self.published.len() > REMEMBERED_TABLES {
+                    self.published.clear();
+                }
+                self.published.extend(through);
+                Ok(())
+            }
+            Err(e) => {
+                for t in tables {
+                    self.published.remove(&t);
+                }
+                Err(e)
             }
         }
     }
-    // Every message of the batch is on its way, in order on this one connection; now wait for
-    // JetStream to have stored them all before marking the batch.
-    for ack in acks {
-        ack.await?;
+
+    /// Republishes outbox rows at least `min_age` old, oldest first, a page at a time, for at
+    /// most `pages` pages. Returns whether the last page was full (more may be left).
+    async fn sweep(&mut self, min_age: Duration, pages: usize) -> Result<bool, async_nats::Error> {
+        for _ in 0..pages {
+            let batch = self.store.unpublished(min_age, BATCH as i64).await?;
+            let full = batch.len() == BATCH;
+            if batch.is_empty() {
+                return Ok(false);
+            }
+            tracing::info!(
+                events = batch.len(),
+                "outbox: publishing events left unpublished"
+            );
+            let tables: Vec<Uuid> = batch.iter().map(|e| e.table_id).collect();
+            if let Err(e) = self.send(&batch).await {
+                for t in tables {
+                    self.published.remove(&t);
+                }
+                return Err(e);
+            }
+            if !full {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
-    let done: Vec<i64> = batch.iter().map(|e| e.position).collect();
-    if !done.is_empty() {
-        store.mark_published(&done).await?;
+
+    /// Publishes events in order, waits for every ack, then deletes their outbox rows.
+    async fn send(&self, batch: &[Recorded]) -> Result<(), async_nats::Error> {
+        let (store, js, subjects) = (&self.store, &self.js, &self.subjects);
+        let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
+        let mut acks = Vec::with_capacity(batch.len() * 2);
+        for e in batch {
+            let public = show(&e.event, None, |_| None);
+            let private = match &public {
+                // A deal shows each seat its rack: that needs the hand's seed.
+                Shown::Dealt { .. } => {
+                    if let std::collections::btree_map::Entry::Vacant(slot) =
+                        seeds.entry(e.table_id)
+                    {
+                        slot.insert(store.seeds(e.table_id).await?);
+                    }
+                    true
+                }
+                Shown::Drawn { .. } => true,
+                Shown::Public { .. } => false,
+            };
+            acks.push(
+                publish(
+                    js,
+                    subjects.public(e.table_id),
+                    e,
+                    &e.event_id.to_string(),
+                    &public,
+                )
+                .await?,
+            );
+            if private {
+                let table_seeds = seeds.get(&e.table_id);
+                for seat in 0..4u8 {
+                    let mine = show(&e.event, Some(seat), |n| {
+                        table_seeds.and_then(|s| s.get(&n).copied())
+                    });
+                    if mine != public {
+                        let id = format!("{}.seat.{seat}", e.event_id);
+                        acks.push(
+                            publish(js, subjects.seat(e.table_id, seat), e, &id, &mine).await?,
+                        );
+                    }
+                }
+            }
+        }
+        // Every message of the batch is on its way, in order on this one connection; now wait
+        // for JetStream to have stored them all before taking them out of the outbox.
+        for ack in acks {
+            ack.await?;
+        }
+        let done: Vec<i64> = batch.iter().map(|e| e.position).collect();
+        if !done.is_empty() {
+            store.mark_published(&done).await?;
+        }
+        Ok(())
     }
-    Ok(batch.len())
 }
 
 /// Sends one message and returns the future of its JetStream ack.

@@ -6,7 +6,8 @@
 //! (a stream is open; refreshed every third of `live.connected_ms` while it stays open), `h` (a
 //! heartbeat or a command) or `c` (the stream closed). It expires a while after the last write.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use okey_platform::LiveSettings;
@@ -89,6 +90,55 @@ pub struct Presences {
     prefix: String,
     clock: Arc<dyn Clock>,
     settings: LiveSettings,
+    written: Arc<WriteMemo>,
+}
+
+/// Entries of a [`WriteMemo`] kept before old ones are dropped.
+const WRITTEN_CAPACITY: usize = 100_000;
+
+/// When this process last wrote a heartbeat or stream record per (table, player). A command
+/// within `window_ms` (a third of `live.connected_ms`) of it changes nothing anyone could see, so
+/// it is not written again: a player who plays fast costs no Redis write per command. A closed
+/// stream forgets the entry, so the next command is written. (Another replica's record may be
+/// newer; then a command here is written at the latest `window_ms` after this one's last write.)
+struct WriteMemo {
+    written: Mutex<HashMap<(Uuid, String), u64>>,
+    window_ms: u64,
+}
+
+impl WriteMemo {
+    fn new(settings: &LiveSettings) -> WriteMemo {
+        WriteMemo {
+            written: Mutex::default(),
+            window_ms: settings.connected_ms / 3,
+        }
+    }
+
+    /// Whether a record written at `now` would tell anything new; notes the write if so.
+    fn worth_writing(&self, table: Uuid, player: &str, how: Seen, now: u64) -> bool {
+        let mut written = self.written.lock().expect("presence memo lock");
+        let key = (table, player.to_owned());
+        match how {
+            Seen::Closed => {
+                written.remove(&key);
+                true
+            }
+            Seen::Heartbeat
+                if written
+                    .get(&key)
+                    .is_some_and(|&at| now >= at && now - at < self.window_ms) =>
+            {
+                false
+            }
+            Seen::Heartbeat | Seen::Streaming => {
+                if written.len() >= WRITTEN_CAPACITY {
+                    written.retain(|_, at| now.saturating_sub(*at) < self.window_ms);
+                }
+                written.insert(key, now);
+                true
+            }
+        }
+    }
 }
 
 impl Presences {
@@ -102,6 +152,7 @@ impl Presences {
             redis,
             prefix: prefix.to_owned(),
             clock,
+            written: Arc::new(WriteMemo::new(&settings)),
             settings,
         }
     }
@@ -112,9 +163,13 @@ impl Presences {
 
     /// Records that `player` was seen now, `how`.
     pub async fn touch(&self, table: Uuid, player: &str, how: Seen) -> redis::RedisResult<()> {
+        let now = self.clock.now_ms();
+        if !self.written.worth_writing(table, player, how, now) {
+            return Ok(());
+        }
         let mut conn = self.redis.clone();
         let key = self.key(table);
-        let record = format!("{}:{}", self.clock.now_ms(), how.code());
+        let record = format!("{now}:{}", how.code());
         redis::pipe()
             .cmd("HSET")
             .arg(&key)
@@ -231,6 +286,33 @@ mod tests {
             Presence::Gone
         );
         assert_eq!(parse_record("12:s"), Some((12, Seen::Streaming)));
+    }
+
+    #[test]
+    fn a_command_soon_after_the_last_write_is_not_written_again() {
+        let settings =
+            Settings::from_sources(ServiceKind::Table, None, Vec::<(String, String)>::new())
+                .unwrap()
+                .live;
+        let memo = WriteMemo::new(&settings);
+        let w = settings.connected_ms / 3;
+        let (t, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert!(memo.worth_writing(t, "players/a", Seen::Heartbeat, 1000));
+        assert!(!memo.worth_writing(t, "players/a", Seen::Heartbeat, 1000 + w - 1));
+        // Another player, or the same player at another table, is written.
+        assert!(memo.worth_writing(t, "players/b", Seen::Heartbeat, 1001));
+        assert!(memo.worth_writing(other, "players/a", Seen::Heartbeat, 1001));
+        // Once the window has passed the record is refreshed, well before it turns away.
+        assert!(memo.worth_writing(t, "players/a", Seen::Heartbeat, 1000 + w));
+        // A closed stream is always written, and the next command after it too.
+        assert!(memo.worth_writing(t, "players/a", Seen::Closed, 1000 + w + 1));
+        assert!(memo.worth_writing(t, "players/a", Seen::Heartbeat, 1000 + w + 2));
+        // An open stream's refresh is always written and counts as a write.
+        assert!(memo.worth_writing(t, "players/c", Seen::Streaming, 5000));
+        assert!(memo.worth_writing(t, "players/c", Seen::Streaming, 5001));
+        assert!(!memo.worth_writing(t, "players/c", Seen::Heartbeat, 5002));
+        // A clock that went back (a manual clock in tests) writes.
+        assert!(memo.worth_writing(t, "players/c", Seen::Heartbeat, 10));
         assert_eq!(parse_record("12:x"), None);
     }
 }

@@ -1,6 +1,6 @@
 //! The table service's application layer: loads a table by folding its stored events (cached per
 //! table; the store stays the truth), decides a command with the pure [`Table`], appends the
-//! events with the expected version, and wakes the outbox and the update streams.
+//! events with the expected version, and hands them to the outbox and the update streams.
 //!
 //! Concurrency: commands on one table are serialized in this process by the table's lock, and
 //! across processes by the expected-version append. A conflict (another replica appended first)
@@ -15,10 +15,11 @@ use okey_rules::{OpenKind, RuleSet, Seat, SeatView};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 
 use crate::deadlines::AppendObserver;
 use crate::domain::{Phase, Shown, Table, TableCommand, TableError, TableEvent, show};
+use crate::outbox::Outbox;
 use crate::store::{Append, AppendError, Metadata, Recorded, Store, new_seed};
 
 /// Decide-and-append attempts before a command is answered ABORTED.
@@ -132,7 +133,7 @@ pub struct Tables {
     store: Store,
     cache: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Entry>>>>>,
     latest: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
-    outbox: Arc<Notify>,
+    outbox: Outbox,
     /// Told after every append here (turn deadlines and bot moves, `deadlines`).
     observer: Option<Arc<dyn AppendObserver>>,
 }
@@ -159,8 +160,8 @@ fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> 
 }
 
 impl Tables {
-    /// Serves tables from `store`; `outbox` is woken after every append.
-    pub fn new(store: Store, outbox: Arc<Notify>) -> Tables {
+    /// Serves tables from `store`; every append's events are handed to `outbox`.
+    pub fn new(store: Store, outbox: Outbox) -> Tables {
         Tables {
             store,
             cache: Arc::default(),
@@ -320,11 +321,11 @@ impl Tables {
             })
             .await;
         match appended {
-            Ok(()) => {
+            Ok(stored) => {
                 if let Some(observer) = &self.observer {
                     observer.appended(table_id, &table, &decision.events);
                 }
-                self.outbox.notify_one();
+                self.outbox.queue(stored);
                 Ok(outcome)
             }
             Err(AppendError::Duplicate | AppendError::Conflict) => {
@@ -442,7 +443,7 @@ impl Tables {
                 })
                 .await;
             match appended {
-                Ok(()) => {
+                Ok(stored) => {
                     let version = after.version;
                     if let Some(observer) = &self.observer {
                         observer.appended(table_id, &after, &decision.events);
@@ -455,9 +456,11 @@ impl Tables {
                         .collect();
                     let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
                     entry.table = Some(after);
+                    // Still under the table's lock: the publisher gets a table's events in
+                    // version order.
+                    self.outbox.queue(stored);
                     drop(entry);
                     self.latest(table_id).send_replace(version);
-                    self.outbox.notify_one();
                     return Ok(outcome);
                 }
                 Err(AppendError::Duplicate) => {

@@ -11,13 +11,12 @@ use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
 use okey_proto::v1::table_service_server::TableServiceServer;
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::chat::Chat;
 use crate::deadlines::{Clock, Deadlines, Live, SystemClock};
 use crate::grpc::{MAX_MESSAGE_BYTES, TableApi};
-use crate::outbox::{self, Subjects};
+use crate::outbox::{self, Outbox, Subjects};
 use crate::presence::Presences;
 use crate::service::Tables;
 use crate::store::Store;
@@ -99,10 +98,10 @@ impl Application {
         let key_prefix = &settings.redis.key_prefix;
 
         let store = Store::new(pool.clone());
-        let wake = Arc::new(Notify::new());
+        let (outbox, outbox_queue) = Outbox::new();
         let deadlines = Deadlines::new(redis.clone(), key_prefix, clock.clone());
         let (live, live_tasks) = Live::new(deadlines, settings.live.clone());
-        let tables = Tables::new(store.clone(), wake.clone()).with_observer(Arc::new(live.clone()));
+        let tables = Tables::new(store.clone(), outbox).with_observer(Arc::new(live.clone()));
         let presences = Presences::new(
             redis.clone(),
             key_prefix,
@@ -119,7 +118,7 @@ impl Application {
             settings.live.clone(),
         );
         let tasks = vec![
-            tokio::spawn(outbox::run(store, js, subjects.clone(), wake)),
+            tokio::spawn(outbox::run(store, js, subjects.clone(), outbox_queue)),
             tokio::spawn(outbox::follow(client, subjects, tables.clone())),
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),

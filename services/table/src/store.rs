@@ -127,28 +127,65 @@ fn decode(row: &sqlx::postgres::PgRow) -> Result<Recorded, sqlx::Error> {
 
 const COLUMNS: &str = "position, event_id, stream_id, version, payload, metadata, recorded_at";
 
-/// One append as one statement. `$2` (the rules of a table being created), `$4` (the request
-/// key), `$10` (the seed of a hand dealt) and `$11` (a hand whose seed is revealed) may be NULL:
-/// that part then writes nothing.
-const APPEND: &str = "\
-WITH created AS (
-    INSERT INTO tables (table_id, rules) SELECT $1, $2::jsonb WHERE $2::jsonb IS NOT NULL
-), handled AS (
-    INSERT INTO handled_commands
-        (stream_id, request_id, actor, first_version, last_version, response)
-    SELECT $3, $4::text, $5, $6, $7, $8::bytea WHERE $4::text IS NOT NULL
-), dealt AS (
-    INSERT INTO hand_seeds (stream_id, hand_number, seed, seed_sha256)
-    SELECT $3, $9::integer, $10::bytea, sha256($10::bytea) WHERE $10::bytea IS NOT NULL
-), revealed AS (
-    UPDATE hand_seeds SET revealed_at = now() WHERE stream_id = $3 AND hand_number = $11::integer
-), stored AS (
-    INSERT INTO events (event_id, stream_id, version, event_type, payload, metadata, request_id)
-    SELECT u.id, $3, u.v, u.t, u.p, $16, $4::text
-    FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::jsonb[]) AS u(id, v, t, p)
-    RETURNING position
-)
-INSERT INTO outbox (position) SELECT position FROM stored";
+/// One append as one statement: the parts an append needs, as data-modifying CTEs of the events'
+/// `INSERT`. Parameters: `$1` table id, `$2` rules of a table being created, `$3` stream, `$4`
+/// request key, `$5` actor, `$6`/`$7` first/last version, `$8` response, `$9`/`$10` hand dealt
+/// and its seed, `$11` hand revealed, `$12`..`$15` the events' ids, versions, types, payloads,
+/// `$16` metadata. A part the append does not need is left out of the text (not just given
+/// NULLs): each part costs PostgreSQL a table and its indexes to open on every execution, and
+/// most appends (a draw, a discard) need none of the optional ones. So there are up to 16
+/// statement texts, each prepared once per connection.
+fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'static str {
+    static TEXTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    let texts = TEXTS.get_or_init(|| {
+        (0..16u8)
+            .map(|bits| {
+                let mut parts = Vec::new();
+                if bits & 1 != 0 {
+                    parts.push(
+                        "created AS (\n    INSERT INTO tables (table_id, rules) SELECT $1, $2::jsonb\n)",
+                    );
+                }
+                if bits & 2 != 0 {
+                    parts.push(
+                        "handled AS (\n    INSERT INTO handled_commands\n        \
+                         (stream_id, request_id, actor, first_version, last_version, response)\n    \
+                         SELECT $3, $4::text, $5, $6, $7, $8::bytea\n)",
+                    );
+                }
+                if bits & 4 != 0 {
+                    parts.push(
+                        "dealt AS (\n    INSERT INTO hand_seeds (stream_id, hand_number, seed, seed_sha256)\n    \
+                         SELECT $3, $9::integer, $10::bytea, sha256($10::bytea)\n)",
+                    );
+                }
+                if bits & 8 != 0 {
+                    parts.push(
+                        "revealed AS (\n    UPDATE hand_seeds SET revealed_at = now()\n    \
+                         WHERE stream_id = $3 AND hand_number = $11::integer\n)",
+                    );
+                }
+                parts.push(
+                    "stored AS (\n    INSERT INTO events \
+                     (event_id, stream_id, version, event_type, payload, metadata, request_id)\n    \
+                     SELECT u.id, $3, u.v, u.t, u.p, $16, $4::text\n    \
+                     FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::jsonb[]) AS u(id, v, t, p)\n    \
+                     RETURNING position, version, recorded_at\n)",
+                );
+                parts.push("queued AS (\n    INSERT INTO outbox (position) SELECT position FROM stored\n)");
+                format!(
+                    "WITH {}\nSELECT position, version, recorded_at FROM stored ORDER BY version",
+                    parts.join(", ")
+                )
+            })
+            .collect()
+    });
+    let bits = create as usize
+        | (request as usize) << 1
+        | (dealt as usize) << 2
+        | (revealed as usize) << 3;
+    &texts[bits]
+}
 
 impl Store {
     pub fn new(pool: PgPool) -> Store {
@@ -214,8 +251,9 @@ impl Store {
 
     /// Appends atomically (see the module docs): one statement, so one round trip and one
     /// commit. Every part is a data-modifying CTE of the events' `INSERT`; PostgreSQL runs a
-    /// statement as one transaction, so a unique violation anywhere stores nothing.
-    pub async fn append(&self, append: Append<'_>) -> Result<(), AppendError> {
+    /// statement as one transaction, so a unique violation anywhere stores nothing. Returns the
+    /// events as stored (position, id, time), in version order, for the outbox publisher.
+    pub async fn append(&self, append: Append<'_>) -> Result<Vec<Recorded>, AppendError> {
         let stream = stream_id(append.table_id);
         let n = append.events.len();
         let first = append.expected + 1;
@@ -230,7 +268,13 @@ impl Store {
         let metadata = serde_json::to_value(append.metadata).expect("metadata serializes");
         let (key, response) = append.request.unzip();
         let (dealt_hand, seed) = append.dealt.unzip();
-        sqlx::query(APPEND)
+        let sql = append_sql(
+            append.create.is_some(),
+            key.is_some(),
+            seed.is_some(),
+            append.revealed.is_some(),
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(append.table_id)
             .bind(&append.create)
             .bind(&stream)
@@ -247,19 +291,57 @@ impl Store {
             .bind(&types)
             .bind(&payloads)
             .bind(&metadata)
-            .execute(&self.pool)
+            .fetch_all(&self.pool)
             .await
             .map_err(classify)?;
-        Ok(())
+        rows.iter()
+            .zip(append.events.iter().zip(ids))
+            .map(|(row, (event, event_id))| {
+                Ok(Recorded {
+                    position: row.try_get("position")?,
+                    event_id,
+                    table_id: append.table_id,
+                    version: row.try_get::<i64, _>("version")? as u64,
+                    event: event.clone(),
+                    metadata: append.metadata.clone(),
+                    recorded_at: row.try_get("recorded_at")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(AppendError::Database)
     }
 
-    /// The oldest unpublished events, in append order.
-    pub async fn unpublished(&self, limit: i64) -> Result<Vec<Recorded>, sqlx::Error> {
+    /// The oldest unpublished events stored at least `min_age` ago, in append order.
+    pub async fn unpublished(
+        &self,
+        min_age: std::time::Duration,
+        limit: i64,
+    ) -> Result<Vec<Recorded>, sqlx::Error> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM outbox JOIN events USING (position) ORDER BY position LIMIT $1"
+            "SELECT {COLUMNS} FROM outbox JOIN events USING (position) \
+             WHERE recorded_at <= now() - make_interval(secs => $1) ORDER BY position LIMIT $2"
         );
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(min_age.as_secs_f64())
             .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(decode).collect()
+    }
+
+    /// The unpublished events of one table up to `version`, in version order.
+    pub async fn unpublished_of(
+        &self,
+        table_id: Uuid,
+        version: u64,
+    ) -> Result<Vec<Recorded>, sqlx::Error> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM outbox JOIN events USING (position) \
+             WHERE stream_id = $1 AND version <= $2 ORDER BY version"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(stream_id(table_id))
+            .bind(version as i64)
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(decode).collect()
