@@ -10,6 +10,14 @@
 //! service's PostgreSQL connections (and the raw inserts'): by default the number of tables, at
 //! most 16 (more only adds context switches on a small machine; commits still group).
 //!
+//! By default every bot answers at once (a closed loop: the service is saturated, and what is
+//! measured is its throughput). `--think-ms N` makes each bot think N ms before each command, as
+//! players do, so the latency is measured at a load the machine carries.
+//!
+//! The raw inserts' latency is printed beside the commands' (at the same concurrency a closed
+//! loop's latency is concurrency / rate, whatever the work). After play stops, the bench waits
+//! for the outbox to drain and prints how far JetStream publishing was behind.
+//!
 //! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`.
 
 #[path = "../tests/common/mod.rs"]
@@ -77,6 +85,7 @@ async fn table_loop(
     settings: Settings,
     start: Arc<tokio::sync::Barrier>,
     stop: Arc<AtomicBool>,
+    think: Duration,
 ) -> Vec<Duration> {
     let (table, mut clients) = seated_table(channel, &settings, 1000).await;
     start.wait().await;
@@ -90,6 +99,9 @@ async fn table_loop(
             break;
         }
         let command = bot.act(&engine_view(&view));
+        if !think.is_zero() {
+            tokio::time::sleep(think).await;
+        }
         let started = Instant::now();
         let r = clients[turn]
             .submit(&table, &uuid(), command_to_proto(&command).unwrap())
@@ -113,6 +125,7 @@ async fn table_loop(
 async fn main() {
     let tables = arg("--tables", 20) as usize;
     let seconds = arg("--seconds", 15);
+    let think = Duration::from_millis(arg("--think-ms", 0));
     let Some(infra) = TestInfra::from_env() else {
         eprintln!("start the infrastructure first: deploy/infra.sh up");
         std::process::exit(2);
@@ -176,6 +189,7 @@ async fn main() {
             settings.clone(),
             start.clone(),
             stop.clone(),
+            think,
         )));
     }
     // Every table is seated and dealt: measure from here.
@@ -203,6 +217,21 @@ async fn main() {
     let commands = latencies.len();
     let rate = commands as f64 / elapsed.as_secs_f64();
 
+    // How far behind JetStream publishing was: the outbox holds what is not on JetStream yet.
+    let backlog = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM outbox")
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    let unpublished = backlog().await;
+    let drain_started = Instant::now();
+    while backlog().await > 0 && drain_started.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let drained = drain_started.elapsed();
+    let left = backlog().await;
+
     // The raw rate: single-row inserts (one transaction each) at the same concurrency.
     sqlx::query(
         "CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, payload jsonb NOT NULL)",
@@ -216,26 +245,36 @@ async fn main() {
     for _ in 0..tables {
         let (pool, inserts, stop) = (pool.clone(), inserts.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
             while !stop.load(Ordering::Relaxed) {
+                if !think.is_zero() {
+                    tokio::time::sleep(think).await;
+                }
+                let started = Instant::now();
                 sqlx::query("INSERT INTO bench_raw (payload) VALUES ($1)")
                     .bind(serde_json::json!({"type": "TileDiscarded", "seat": 1, "tile": "R7"}))
                     .execute(&pool)
                     .await
                     .unwrap();
+                latencies.push(started.elapsed());
                 inserts.fetch_add(1, Ordering::Relaxed);
             }
+            latencies
         }));
     }
     let raw_seconds = seconds.min(10);
     tokio::time::sleep(Duration::from_secs(raw_seconds)).await;
     stop.store(true, Ordering::Relaxed);
+    let mut raw_latencies = Vec::new();
     for t in tasks {
-        t.await.unwrap();
+        raw_latencies.extend(t.await.unwrap());
     }
+    raw_latencies.sort();
     let raw = inserts.load(Ordering::Relaxed) as f64 / raw_seconds as f64;
 
     println!(
-        "tables: {tables} (4 gRPC bot clients each), {:.1} s, pool {connections}, fsync={fsync}, synchronous_commit={sync}",
+        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s, pool {connections}, fsync={fsync}, synchronous_commit={sync}",
+        think.as_millis(),
         elapsed.as_secs_f64()
     );
     println!("commands: {commands}, {rate:.0} commands/s");
@@ -261,7 +300,17 @@ async fn main() {
         percentile(&latencies, 0.99).as_secs_f64() * 1e3,
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
+    println!(
+        "JetStream: {unpublished} events not yet published when play stopped; {} left after {:.0} ms",
+        left,
+        drained.as_secs_f64() * 1e3
+    );
     println!("raw single-row inserts at concurrency {tables}: {raw:.0} inserts/s");
+    println!(
+        "raw insert latency: p50 {:.2} ms, p99 {:.2} ms",
+        percentile(&raw_latencies, 0.50).as_secs_f64() * 1e3,
+        percentile(&raw_latencies, 0.99).as_secs_f64() * 1e3
+    );
     println!(
         "ratio commands/s : inserts/s = {:.2} (goal >= 0.5)",
         rate / raw

@@ -162,7 +162,55 @@ const RETRY: Duration = Duration::from_millis(500);
 /// Tables whose published version is remembered; more are forgotten (and gap-checked again).
 const REMEMBERED_TABLES: usize = 100_000;
 
-/// Publishes queued events, and sweeps the outbox, until the process stops.
+/// PostgreSQL connections of the publisher's own pool.
+const PUBLISHER_CONNECTIONS: u32 = 2;
+
+/// Starts the publisher on a thread of its own, with its own runtime, NATS connection and
+/// PostgreSQL pool (connected with the same retries as the service's).
+///
+/// Publishing is a chain of short waits (hand a message to the NATS connection, wait for its ack,
+/// delete the rows); on the service's runtime each wake-up queued behind every gRPC call in
+/// flight, so under load the publisher fell seconds behind the appends. On its own thread it is
+/// scheduled by the OS beside the runtime's workers and keeps up. The thread ends when every
+/// [`Outbox`] is dropped.
+pub fn start(
+    settings: &okey_platform::Settings,
+    migrator: &'static sqlx::migrate::Migrator,
+    subjects: Subjects,
+    queue: OutboxQueue,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let mut settings = settings.clone();
+    settings.database.max_connections = PUBLISHER_CONNECTIONS;
+    std::thread::Builder::new()
+        .name("outbox".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("the outbox thread builds its runtime");
+            runtime.block_on(async move {
+                let needs = okey_platform::Needs {
+                    postgres: Some(migrator),
+                    nats: true,
+                    redis: false,
+                };
+                let dependencies = loop {
+                    match okey_platform::Dependencies::connect(&settings, needs).await {
+                        Ok(d) => break d,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "outbox: cannot connect; retrying");
+                            tokio::time::sleep(RETRY).await;
+                        }
+                    }
+                };
+                let store = Store::new(dependencies.postgres.clone().expect("postgres is needed"));
+                let js = dependencies.jetstream.clone().expect("nats is needed");
+                run(store, js, subjects, queue).await;
+            });
+        })
+}
+
+/// Publishes queued events, and sweeps the outbox, until every [`Outbox`] is dropped.
 pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut queue: OutboxQueue) {
     let mut publisher = Publisher {
         store,

@@ -117,8 +117,9 @@ impl Application {
             clock,
             settings.live.clone(),
         );
+        outbox::start(settings, &MIGRATOR, subjects.clone(), outbox_queue)
+            .map_err(|e| StartupError::Stream(format!("cannot start the outbox thread: {e}")))?;
         let tasks = vec![
-            tokio::spawn(outbox::run(store, js, subjects.clone(), outbox_queue)),
             tokio::spawn(outbox::follow(client, subjects, tables.clone())),
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),
