@@ -10,7 +10,8 @@
 //! service's PostgreSQL connections (and the raw inserts'): by default the number of tables, at
 //! most 16 (more only adds context switches on a small machine; commits still group).
 //!
-//! By default every bot answers at once (a closed loop: the service is saturated, and what is
+//! `--watch` also opens every player's `WatchTable` update stream (as the app does) and counts
+//! what arrives. By default every bot answers at once (a closed loop: the service is saturated, and what is
 //! measured is its throughput). `--think-ms N` makes each bot think N ms before each command, as
 //! players do, so the latency is measured at a load the machine carries.
 //!
@@ -86,8 +87,32 @@ async fn table_loop(
     start: Arc<tokio::sync::Barrier>,
     stop: Arc<AtomicBool>,
     think: Duration,
+    watched: Option<Arc<AtomicU64>>,
 ) -> Vec<Duration> {
     let (table, mut clients) = seated_table(channel, &settings, 1000).await;
+    if let Some(watched) = &watched {
+        // Each player also follows the table on its update stream, as the app does.
+        for c in &mut clients {
+            let mut stream = c
+                .api
+                .watch_table(c.req(pb::WatchTableRequest {
+                    table: table.clone(),
+                    after_version: 0,
+                }))
+                .await
+                .expect("the update stream opens")
+                .into_inner();
+            let (watched, stop) = (watched.clone(), stop.clone());
+            tokio::spawn(async move {
+                while let Ok(Some(_)) = stream.message().await {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    watched.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    }
     start.wait().await;
     let mut latencies = Vec::new();
     // The easy bot keeps no memory, so one (Send) value plays every seat.
@@ -126,6 +151,7 @@ async fn main() {
     let tables = arg("--tables", 20) as usize;
     let seconds = arg("--seconds", 15);
     let think = Duration::from_millis(arg("--think-ms", 0));
+    let watched = flag("--watch").then(|| Arc::new(AtomicU64::new(0)));
     let Some(infra) = TestInfra::from_env() else {
         eprintln!("start the infrastructure first: deploy/infra.sh up");
         std::process::exit(2);
@@ -190,12 +216,14 @@ async fn main() {
             start.clone(),
             stop.clone(),
             think,
+            watched.clone(),
         )));
     }
     // Every table is seated and dealt: measure from here.
     tokio::time::timeout(Duration::from_secs(120), start.wait())
         .await
         .expect("every table is seated within 2 minutes");
+    let watched_before = watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed));
     let service_pid = child.as_ref().map(|c| c.0.id());
     let cpu_before = (
         service_pid.map_or(0.0, cpu_seconds),
@@ -204,6 +232,7 @@ async fn main() {
     let started = Instant::now();
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     stop.store(true, Ordering::Relaxed);
+    let watched_during = watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed)) - watched_before;
     let mut latencies = Vec::new();
     for t in tasks {
         latencies.extend(t.await.unwrap());
@@ -278,6 +307,12 @@ async fn main() {
         elapsed.as_secs_f64()
     );
     println!("commands: {commands}, {rate:.0} commands/s");
+    if watched.is_some() {
+        println!(
+            "update streams: {} (4 per table), {watched_during} updates received while playing",
+            tables * 4
+        );
+    }
     let wall = elapsed.as_secs_f64();
     if in_process {
         println!(

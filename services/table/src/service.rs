@@ -7,7 +7,7 @@
 //! reloads the events after the cached version and decides again, up to [`MAX_ATTEMPTS`] times,
 //! then answers [`ServiceError::Busy`] (ABORTED).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -132,7 +132,7 @@ struct Entry {
 pub struct Tables {
     store: Store,
     cache: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Entry>>>>>,
-    latest: Arc<Mutex<HashMap<Uuid, watch::Sender<u64>>>>,
+    feeds: Arc<Mutex<HashMap<Uuid, Arc<Feed>>>>,
     outbox: Outbox,
     /// Told after every append here (turn deadlines and bot moves, `deadlines`).
     observer: Option<Arc<dyn AppendObserver>>,
@@ -165,7 +165,7 @@ impl Tables {
         Tables {
             store,
             cache: Arc::default(),
-            latest: Arc::default(),
+            feeds: Arc::default(),
             outbox,
             observer: None,
         }
@@ -189,27 +189,31 @@ impl Tables {
         &self.store
     }
 
-    /// The version channel of a table: woken by local appends and by other replicas' events
-    /// seen on NATS.
-    fn latest(&self, table_id: Uuid) -> watch::Sender<u64> {
-        self.latest
+    /// What this process knows has happened at a table (see [`Feed`]).
+    fn feed(&self, table_id: Uuid) -> Arc<Feed> {
+        self.feeds
             .lock()
-            .expect("latest lock")
+            .expect("feeds lock")
             .entry(table_id)
-            .or_insert_with(|| watch::channel(0).0)
+            .or_insert_with(|| {
+                Arc::new(Feed {
+                    version: watch::channel(0).0,
+                    recent: Mutex::default(),
+                })
+            })
             .clone()
     }
 
     /// Says a table reached `version` (called for events published by any replica).
     pub fn saw_version(&self, table_id: Uuid, version: u64) {
         let existing = self
-            .latest
+            .feeds
             .lock()
-            .expect("latest lock")
+            .expect("feeds lock")
             .get(&table_id)
             .cloned();
-        if let Some(tx) = existing {
-            tx.send_if_modified(|v| {
+        if let Some(feed) = existing {
+            feed.version.send_if_modified(|v| {
                 let newer = version > *v;
                 if newer {
                     *v = version;
@@ -456,11 +460,13 @@ impl Tables {
                         .collect();
                     let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
                     entry.table = Some(after);
-                    // Still under the table's lock: the publisher gets a table's events in
-                    // version order.
+                    // Still under the table's lock: the publisher and the update streams get a
+                    // table's events in version order.
+                    let feed = self.feed(table_id);
+                    feed.remember(&stored);
                     self.outbox.queue(stored);
                     drop(entry);
-                    self.latest(table_id).send_replace(version);
+                    feed.version.send_replace(version);
                     return Ok(outcome);
                 }
                 Err(AppendError::Duplicate) => {
@@ -608,7 +614,8 @@ impl Tables {
         let seat = first.seat;
         let (tx, rx) = mpsc::channel(64);
         let tables = self.clone();
-        let mut latest = self.latest(table_id).subscribe();
+        let feed = self.feed(table_id);
+        let mut latest = feed.version.subscribe();
         tokio::spawn(async move {
             let mut sent = after_version;
             if after_version == 0 {
@@ -623,15 +630,23 @@ impl Tables {
             }
             let mut seeds = BTreeMap::new();
             let mut quiet = Duration::ZERO;
+            // After a quiet RECHECK the store is read whatever memory says (a wake-up from
+            // another replica may have been missed).
+            let mut read_store = false;
             loop {
                 latest.borrow_and_update();
-                let events = match tables.store.load_after(table_id, sent, PAGE).await {
-                    Ok(events) => events,
-                    Err(e) => {
-                        let _ = tx.send(Err(e.into())).await;
-                        return;
-                    }
+                let remembered = if read_store { None } else { feed.after(sent) };
+                let events = match remembered {
+                    Some(events) => events,
+                    None => match tables.store.load_after(table_id, sent, PAGE).await {
+                        Ok(events) => events,
+                        Err(e) => {
+                            let _ = tx.send(Err(e.into())).await;
+                            return;
+                        }
+                    },
                 };
+                read_store = false;
                 if events.iter().any(|e| matches!(e.event, TableEvent::HandDealt { hand_number, .. } if !seeds.contains_key(&hand_number)))
                 {
                     match tables.store.seeds(table_id).await {
@@ -662,6 +677,7 @@ impl Tables {
                     () = tx.closed() => return,
                     changed = tokio::time::timeout(RECHECK, latest.changed()) => {
                         if changed.is_err() {
+                            read_store = true;
                             quiet += RECHECK;
                             if quiet >= HEARTBEAT {
                                 quiet = Duration::ZERO;
@@ -675,6 +691,54 @@ impl Tables {
             }
         });
         Ok(rx)
+    }
+}
+
+/// Events an update stream may be fed from memory: the last [`RECENT`] a process appended to a
+/// table, with consecutive versions.
+const RECENT: usize = 128;
+
+/// What this process knows has happened at a table: the latest version it knows of (woken by its
+/// own appends and by other replicas' events seen on NATS) and the events it appended last.
+/// Events never change once stored, so an update stream sends remembered events exactly as it
+/// would have read them from the store; it reads the store only for what memory does not hold.
+struct Feed {
+    version: watch::Sender<u64>,
+    recent: Mutex<VecDeque<Recorded>>,
+}
+
+impl Feed {
+    /// Remembers events this process just appended (under the table's lock, so in order).
+    fn remember(&self, stored: &[Recorded]) {
+        let mut recent = self.recent.lock().expect("feed lock");
+        if let (Some(last), Some(first)) = (recent.back(), stored.first())
+            && last.version + 1 != first.version
+        {
+            // Another replica appended in between: what is remembered is no longer contiguous.
+            recent.clear();
+        }
+        recent.extend(stored.iter().cloned());
+        while recent.len() > RECENT {
+            recent.pop_front();
+        }
+    }
+
+    /// The events after `after` if memory holds all of them up to the latest version known
+    /// here; `None` when the store must be read.
+    fn after(&self, after: u64) -> Option<Vec<Recorded>> {
+        let known = *self.version.borrow();
+        let recent = self.recent.lock().expect("feed lock");
+        let (first, last) = (recent.front()?, recent.back()?);
+        if first.version > after + 1 || last.version < known {
+            return None;
+        }
+        Some(
+            recent
+                .iter()
+                .filter(|e| e.version > after)
+                .cloned()
+                .collect(),
+        )
     }
 }
 
@@ -708,4 +772,80 @@ fn derived_table_id(actor: &str, request_id: &str) -> Uuid {
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     sqlx::types::uuid::Builder::from_random_bytes(bytes).into_uuid()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(version: u64) -> Recorded {
+        Recorded {
+            position: version as i64,
+            event_id: Uuid::from_u128(version.into()),
+            table_id: Uuid::from_u128(7),
+            version,
+            event: TableEvent::SeatTaken {
+                seat: (version % 4) as Seat,
+                player: format!("players/p{version}"),
+            },
+            metadata: Metadata::default(),
+            recorded_at: Utc::now(),
+        }
+    }
+
+    fn feed() -> Feed {
+        Feed {
+            version: watch::channel(0).0,
+            recent: Mutex::default(),
+        }
+    }
+
+    fn versions(events: Option<Vec<Recorded>>) -> Option<Vec<u64>> {
+        events.map(|e| e.iter().map(|e| e.version).collect())
+    }
+
+    #[test]
+    fn a_feed_serves_what_it_holds_up_to_the_latest_known_version() {
+        let f = feed();
+        assert_eq!(
+            versions(f.after(0)),
+            None,
+            "nothing remembered: read the store"
+        );
+        f.remember(&[event(3), event(4)]);
+        f.version.send_replace(4);
+        assert_eq!(versions(f.after(2)), Some(vec![3, 4]));
+        assert_eq!(versions(f.after(3)), Some(vec![4]));
+        assert_eq!(
+            versions(f.after(4)),
+            Some(vec![]),
+            "up to date: nothing to send"
+        );
+        assert_eq!(versions(f.after(1)), None, "version 2 is not remembered");
+        // Another replica reached 5 (seen on NATS): memory is behind.
+        f.version.send_replace(5);
+        assert_eq!(versions(f.after(4)), None);
+    }
+
+    #[test]
+    fn a_gap_forgets_what_was_remembered_and_old_events_fall_off() {
+        let f = feed();
+        f.remember(&[event(1), event(2)]);
+        // Versions 3 and 4 were appended elsewhere.
+        f.remember(&[event(5)]);
+        f.version.send_replace(5);
+        assert_eq!(versions(f.after(2)), None);
+        assert_eq!(versions(f.after(4)), Some(vec![5]));
+        let many: Vec<Recorded> = (6..6 + RECENT as u64 + 10).map(event).collect();
+        f.remember(&many);
+        assert_eq!(f.recent.lock().unwrap().len(), RECENT);
+        let last = 5 + RECENT as u64 + 10;
+        f.version.send_replace(last);
+        assert_eq!(
+            versions(f.after(5)),
+            None,
+            "fell off the end: read the store"
+        );
+        assert_eq!(versions(f.after(last - 1)), Some(vec![last]));
+    }
 }
