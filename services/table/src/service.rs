@@ -204,6 +204,19 @@ impl Tables {
             .clone()
     }
 
+    /// Drops a table's cached state and feed (its match is over): a process that serves
+    /// thousands of matches a day keeps only the ones being played. A later call on the table
+    /// folds it from the store again; a stream still open on it reads the store.
+    fn forget(&self, table_id: Uuid) {
+        self.cache.lock().expect("cache lock").remove(&table_id);
+        self.feeds.lock().expect("feeds lock").remove(&table_id);
+    }
+
+    /// How many tables this process holds in memory (for tests and metrics).
+    pub fn cached_tables(&self) -> usize {
+        self.cache.lock().expect("cache lock").len()
+    }
+
     /// Says a table reached `version` (called for events published by any replica).
     pub fn saw_version(&self, table_id: Uuid, version: u64) {
         let existing = self
@@ -459,6 +472,7 @@ impl Tables {
                         .map(|(i, e)| (first + i as u64, show(e, viewer, |n| after.seed(n))))
                         .collect();
                     let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
+                    let finished = after.phase == Phase::Finished;
                     entry.table = Some(after);
                     // Still under the table's lock: the publisher and the update streams get a
                     // table's events in version order.
@@ -467,6 +481,9 @@ impl Tables {
                     self.outbox.queue(stored);
                     drop(entry);
                     feed.version.send_replace(version);
+                    if finished {
+                        self.forget(table_id);
+                    }
                     return Ok(outcome);
                 }
                 Err(AppendError::Duplicate) => {

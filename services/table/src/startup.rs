@@ -69,6 +69,7 @@ pub struct Application {
     host: ServiceHost,
     dependencies: Dependencies,
     tasks: Vec<JoinHandle<()>>,
+    tables: Tables,
 }
 
 impl Application {
@@ -124,7 +125,7 @@ impl Application {
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),
         ];
-        let api = TableServiceServer::new(TableApi::new(tables).with_live(presences, chat))
+        let api = TableServiceServer::new(TableApi::new(tables.clone()).with_live(presences, chat))
             .max_decoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Application {
             host: host
@@ -132,7 +133,13 @@ impl Application {
                 .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
             dependencies,
             tasks,
+            tables,
         })
+    }
+
+    /// The tables this process serves (for tests and tools in the same process).
+    pub fn tables(&self) -> Tables {
+        self.tables.clone()
     }
 
     /// The address the gRPC server listens on.

@@ -22,6 +22,8 @@ async fn four_clients_play_a_complete_match_and_see_only_their_own_tiles() {
     let first = play(&table, &mut clients, &mut received, |v| v.hand_number > 1).await;
     assert!(first > 10, "a hand takes more than {first} commands");
     play(&table, &mut clients, &mut received, |_| false).await;
+    // The match is over: the process no longer holds the table in memory.
+    assert_eq!(app.tables.cached_tables(), 0);
 
     let view = clients[0].view(&table).await.unwrap();
     let summary = view.summary.unwrap();

@@ -34,6 +34,8 @@ pub fn token(_settings: &Settings, player: &str, roles: &[&str]) -> String {
 pub struct TestApp {
     pub port: u16,
     pub settings: Settings,
+    /// The service's tables, to look at its memory.
+    pub tables: table::service::Tables,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -60,6 +62,7 @@ pub async fn spawn_app(settings: Settings) -> TestApp {
         .await
         .expect("the service starts");
     let port = app.local_addr().port();
+    let tables = app.tables();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
         app.run_until_stopped(async {
@@ -71,6 +74,7 @@ pub async fn spawn_app(settings: Settings) -> TestApp {
     TestApp {
         port,
         settings,
+        tables,
         stop: Some(stop),
         server: Some(server),
     }
