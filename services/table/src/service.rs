@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use okey_rules::{OpenKind, RuleSet, Seat, SeatView};
 use serde::{Deserialize, Serialize};
@@ -127,11 +127,20 @@ struct Entry {
     created_at: Option<DateTime<Utc>>,
 }
 
+/// A table in memory, and when it was last asked about.
+struct Cached {
+    entry: Arc<tokio::sync::Mutex<Entry>>,
+    used: Instant,
+}
+
+/// A table nobody asked about for this long leaves memory ([`Tables::evict_idle`]).
+pub const IDLE_TABLE: Duration = Duration::from_secs(30 * 60);
+
 /// The tables this process serves.
 #[derive(Clone)]
 pub struct Tables {
     store: Store,
-    cache: Arc<Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<Entry>>>>>,
+    cache: Arc<Mutex<HashMap<Uuid, Cached>>>,
     feeds: Arc<Mutex<HashMap<Uuid, Arc<Feed>>>>,
     outbox: Outbox,
     /// Told after every append here (turn deadlines and bot moves, `deadlines`).
@@ -237,17 +246,42 @@ impl Tables {
     }
 
     fn entry(&self, table_id: Uuid) -> Arc<tokio::sync::Mutex<Entry>> {
+        let mut cache = self.cache.lock().expect("cache lock");
+        let cached = cache.entry(table_id).or_insert_with(|| Cached {
+            entry: Arc::new(tokio::sync::Mutex::new(Entry {
+                table: None,
+                created_at: None,
+            })),
+            used: Instant::now(),
+        });
+        cached.used = Instant::now();
+        cached.entry.clone()
+    }
+
+    /// Drops the tables nobody asked about for `idle` and nobody is using now (a match left
+    /// unfinished, a table only looked at), with their feeds unless a stream still follows
+    /// them. Returns how many. A later call folds a table from the store again.
+    pub fn evict_idle(&self, idle: Duration) -> usize {
+        let now = Instant::now();
+        let mut gone = Vec::new();
         self.cache
             .lock()
             .expect("cache lock")
-            .entry(table_id)
-            .or_insert_with(|| {
-                Arc::new(tokio::sync::Mutex::new(Entry {
-                    table: None,
-                    created_at: None,
-                }))
-            })
-            .clone()
+            .retain(|table_id, cached| {
+                let keep =
+                    now.duration_since(cached.used) < idle || Arc::strong_count(&cached.entry) > 1;
+                if !keep {
+                    gone.push(*table_id);
+                }
+                keep
+            });
+        if !gone.is_empty() {
+            self.feeds
+                .lock()
+                .expect("feeds lock")
+                .retain(|table_id, feed| !gone.contains(table_id) || Arc::strong_count(feed) > 1);
+        }
+        gone.len()
     }
 
     /// Folds the events stored after the cached version into the entry.

@@ -5,6 +5,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use okey_platform::auth::{Access, AccessTable, AuthLayer, Role};
 use okey_platform::{
@@ -18,7 +19,7 @@ use crate::deadlines::{Clock, Deadlines, Live, SystemClock};
 use crate::grpc::{MAX_MESSAGE_BYTES, TableApi};
 use crate::outbox::{self, Outbox, Subjects};
 use crate::presence::Presences;
-use crate::service::Tables;
+use crate::service::{IDLE_TABLE, Tables};
 use crate::store::Store;
 
 /// The service's own schema, `migrations/table`, applied at every start.
@@ -120,7 +121,21 @@ impl Application {
         );
         outbox::start(settings, &MIGRATOR, subjects.clone(), outbox_queue)
             .map_err(|e| StartupError::Stream(format!("cannot start the outbox thread: {e}")))?;
+        let idle = {
+            let tables = tables.clone();
+            async move {
+                let mut every = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    every.tick().await;
+                    let evicted = tables.evict_idle(IDLE_TABLE);
+                    if evicted > 0 {
+                        tracing::info!(evicted, "idle tables left memory");
+                    }
+                }
+            }
+        };
         let tasks = vec![
+            tokio::spawn(idle),
             tokio::spawn(outbox::follow(client, subjects, tables.clone())),
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),
