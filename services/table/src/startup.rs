@@ -63,6 +63,9 @@ pub enum StartupError {
     /// The JetStream stream could not be created.
     #[error("cannot create the JetStream stream: {0}")]
     Stream(String),
+    /// The operating system refused the outbox publisher's thread.
+    #[error("cannot start the outbox publisher's thread: {0}")]
+    Publisher(#[source] std::io::Error),
 }
 
 /// The table service, connected and bound, ready to serve.
@@ -120,7 +123,7 @@ impl Application {
             settings.live.clone(),
         );
         outbox::start(settings, &MIGRATOR, subjects.clone(), outbox_queue)
-            .map_err(|e| StartupError::Stream(format!("cannot start the outbox thread: {e}")))?;
+            .map_err(StartupError::Publisher)?;
         let idle = {
             let tables = tables.clone();
             async move {
