@@ -69,9 +69,13 @@ start_redis() {
 }
 
 stop_redis() {
+  # By the pid this checkout started (not by port: another checkout's Redis may answer there).
   if pid_alive "$REDIS_DIR/redis.pid"; then
     log "stopping Redis"
-    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || kill "$(cat "$REDIS_DIR/redis.pid")" || true
+    local pid
+    pid="$(cat "$REDIS_DIR/redis.pid")"
+    kill "$pid" 2>/dev/null || true
+    wait_for 10 proc_gone "$pid" || kill -9 "$pid" 2>/dev/null || true
   fi
 }
 
