@@ -162,6 +162,11 @@ const RETRY: Duration = Duration::from_millis(500);
 /// Tables whose published version is remembered; more are forgotten (and gap-checked again).
 const REMEMBERED_TABLES: usize = 100_000;
 
+/// Publishing this far behind the appends is logged (a warning at most every
+/// [`LAG_WARNING_EVERY`]): other replicas' streams and the accounts statistics see events late.
+const LAG_WARNING_MS: i64 = 1_000;
+const LAG_WARNING_EVERY: Duration = Duration::from_secs(10);
+
 /// PostgreSQL connections of the publisher's own pool.
 const PUBLISHER_CONNECTIONS: u32 = 2;
 
@@ -226,6 +231,7 @@ pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut q
             Instant::now() + RETRY
         }
     };
+    let mut last_lag_warning = Instant::now() - LAG_WARNING_EVERY;
     loop {
         let first = tokio::select! {
             stored = queue.rx.recv() => match stored {
@@ -248,6 +254,20 @@ pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut q
                 }
             }
             idle = events < BATCH;
+            // How far behind the appends publishing is: the oldest event of the batch.
+            let behind = batch
+                .first()
+                .and_then(|stored| stored.first())
+                .map(|e| (sqlx::types::chrono::Utc::now() - e.recorded_at).num_milliseconds())
+                .unwrap_or(0);
+            if behind >= LAG_WARNING_MS && last_lag_warning.elapsed() >= LAG_WARNING_EVERY {
+                last_lag_warning = Instant::now();
+                tracing::warn!(
+                    behind_ms = behind,
+                    events,
+                    "outbox: publishing is behind the appends"
+                );
+            }
             if let Err(e) = publisher.publish_stored(batch).await {
                 tracing::warn!(error = %e, "outbox: publish failed; the sweep retries");
                 next_sweep = next_sweep.min(Instant::now() + RETRY);
