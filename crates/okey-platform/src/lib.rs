@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod dependencies;
+pub mod metrics;
 pub mod server;
 pub mod settings;
 pub mod status;

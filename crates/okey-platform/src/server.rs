@@ -20,6 +20,7 @@ use tonic_health::server::HealthReporter;
 
 use crate::auth::{AccessTable, AuthLayer, TokenVerifier};
 use crate::dependencies::Dependencies;
+use crate::metrics::GrpcMetricsLayer;
 use crate::settings::ServerSettings;
 use crate::telemetry::GrpcTraceLayer;
 
@@ -154,6 +155,7 @@ impl ServiceHost {
         // traced too, then authentication.
         let layers = tower::ServiceBuilder::new()
             .layer(GrpcTraceLayer)
+            .layer(GrpcMetricsLayer::default())
             .layer(auth);
 
         let addr = self.local_addr();

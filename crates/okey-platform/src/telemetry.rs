@@ -1,6 +1,7 @@
-//! Logs and traces: a `tracing` subscriber, OpenTelemetry export over OTLP when an endpoint is
-//! set, and W3C trace context carried in gRPC metadata and NATS headers so one move is one trace
-//! across services.
+//! Logs, traces and metrics: a `tracing` subscriber, OpenTelemetry export of spans and metrics
+//! over OTLP when an endpoint is set, and W3C trace context carried in gRPC metadata and NATS
+//! headers so one move is one trace across services. Instruments (`crate::metrics`) record
+//! through the global meter provider, a no-op when no endpoint is set.
 
 use std::collections::HashMap;
 use std::task::{Context as TaskContext, Poll};
@@ -9,6 +10,7 @@ use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::{Context, global};
 use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::Instrument;
@@ -34,13 +36,17 @@ pub enum TelemetryError {
 #[must_use = "dropping the guard stops trace export"]
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
+    meters: Option<SdkMeterProvider>,
 }
 
 impl Drop for Telemetry {
     fn drop(&mut self) {
+        // Nothing useful to do with an export error while exiting.
         if let Some(provider) = self.provider.take() {
-            // Nothing useful to do with an export error while exiting.
             let _ = provider.shutdown();
+        }
+        if let Some(meters) = self.meters.take() {
+            let _ = meters.shutdown();
         }
     }
 }
@@ -63,6 +69,26 @@ pub fn init(service: &str, settings: &TelemetrySettings) -> Result<Telemetry, Te
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
             .boxed(),
         LogFormat::Json => tracing_subscriber::fmt::layer().json().boxed(),
+    };
+
+    let meters = if settings.otlp_endpoint.is_empty() {
+        None
+    } else {
+        let exporter = opentelemetry_otlp::MetricExporter::builder()
+            .with_tonic()
+            .with_endpoint(settings.otlp_endpoint.clone())
+            .build()
+            .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
+        let meters = SdkMeterProvider::builder()
+            .with_periodic_exporter(exporter)
+            .with_resource(
+                opentelemetry_sdk::Resource::builder()
+                    .with_service_name(format!("okey-{service}"))
+                    .build(),
+            )
+            .build();
+        global::set_meter_provider(meters.clone());
+        Some(meters)
     };
 
     let (provider, otel) = if settings.otlp_endpoint.is_empty() {
@@ -92,7 +118,7 @@ pub fn init(service: &str, settings: &TelemetrySettings) -> Result<Telemetry, Te
         .with(fmt)
         .with(otel)
         .try_init();
-    Ok(Telemetry { provider })
+    Ok(Telemetry { provider, meters })
 }
 
 /// The OpenTelemetry context of the current `tracing` span.

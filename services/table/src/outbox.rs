@@ -217,10 +217,23 @@ pub fn start(
 
 /// Publishes queued events, and sweeps the outbox, until every [`Outbox`] is dropped.
 pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut queue: OutboxQueue) {
+    let meter = okey_platform::metrics::meter();
     let mut publisher = Publisher {
         store,
         js,
         subjects,
+        published_events: meter
+            .u64_counter("okey.table.outbox.published")
+            .with_description("Events the outbox put on JetStream (acked), from memory or swept.")
+            .build(),
+        lag: meter
+            .f64_histogram("okey.table.outbox.lag")
+            .with_unit("s")
+            .with_description("From an event's commit to its JetStream ack (a batch's oldest).")
+            .with_boundaries(vec![
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ])
+            .build(),
         published: HashMap::new(),
     };
     // Everything an earlier process left, whatever its age.
@@ -294,6 +307,11 @@ struct Publisher {
     store: Store,
     js: jetstream::Context,
     subjects: Subjects,
+    /// `okey.table.outbox.published`: events on JetStream (acked), by how they got there.
+    published_events: okey_platform::metrics::Counter<u64>,
+    /// `okey.table.outbox.lag`: from an event's commit to its ack, in seconds (per batch, its
+    /// oldest event).
+    lag: okey_platform::metrics::Histogram<f64>,
     /// Per table, the last version this publisher knows JetStream holds (it published every
     /// version up to it, or saw them gone from the outbox).
     published: HashMap<Uuid, u64>,
@@ -330,7 +348,7 @@ impl Publisher {
             through.insert(table_id, last.max(known.unwrap_or(0)));
         }
         let tables: Vec<Uuid> = through.keys().copied().collect();
-        match self.send(&send).await {
+        match self.send(&send, "memory").await {
             Ok(()) => {
                 if self.published.len() > REMEMBERED_TABLES {
                     self.published.clear();
@@ -361,7 +379,7 @@ impl Publisher {
                 "outbox: publishing events left unpublished"
             );
             let tables: Vec<Uuid> = batch.iter().map(|e| e.table_id).collect();
-            if let Err(e) = self.send(&batch).await {
+            if let Err(e) = self.send(&batch, "sweep").await {
                 for t in tables {
                     self.published.remove(&t);
                 }
@@ -375,7 +393,7 @@ impl Publisher {
     }
 
     /// Publishes events in order, waits for every ack, then deletes their outbox rows.
-    async fn send(&self, batch: &[Recorded]) -> Result<(), async_nats::Error> {
+    async fn send(&self, batch: &[Recorded], via: &'static str) -> Result<(), async_nats::Error> {
         let (store, js, subjects) = (&self.store, &self.js, &self.subjects);
         let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
         let mut acks = Vec::with_capacity(batch.len() * 2);
@@ -423,6 +441,14 @@ impl Publisher {
         // for JetStream to have stored them all before taking them out of the outbox.
         for ack in acks {
             ack.await?;
+        }
+        if let Some(oldest) = batch.iter().map(|e| e.recorded_at).min() {
+            let lag = (sqlx::types::chrono::Utc::now() - oldest).num_microseconds();
+            self.lag.record(lag.unwrap_or(0).max(0) as f64 / 1e6, &[]);
+            self.published_events.add(
+                batch.len() as u64,
+                &[okey_platform::metrics::KeyValue::new("via", via)],
+            );
         }
         let done: Vec<i64> = batch.iter().map(|e| e.position).collect();
         if !done.is_empty() {

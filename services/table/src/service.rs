@@ -133,6 +133,42 @@ struct Cached {
     used: Instant,
 }
 
+/// The table service's own instruments (besides every call's duration and status, which the
+/// platform records).
+#[derive(Clone)]
+struct TableMetrics {
+    /// `okey.table.events.appended`: events a command appended here.
+    appended: okey_platform::metrics::Counter<u64>,
+    /// `okey.table.append.conflicts`: appends another replica beat (decided again).
+    conflicts: okey_platform::metrics::Counter<u64>,
+}
+
+impl TableMetrics {
+    fn new(cache: std::sync::Weak<Mutex<HashMap<Uuid, Cached>>>) -> TableMetrics {
+        let meter = okey_platform::metrics::meter();
+        // `okey.table.tables.cached`: tables this process holds in memory.
+        let _gauge = meter
+            .u64_observable_gauge("okey.table.tables.cached")
+            .with_description("Tables this process holds in memory.")
+            .with_callback(move |observer| {
+                if let Some(cache) = cache.upgrade() {
+                    observer.observe(cache.lock().expect("cache lock").len() as u64, &[]);
+                }
+            })
+            .build();
+        TableMetrics {
+            appended: meter
+                .u64_counter("okey.table.events.appended")
+                .with_description("Events commands appended in this process.")
+                .build(),
+            conflicts: meter
+                .u64_counter("okey.table.append.conflicts")
+                .with_description("Appends another replica got to first; decided again.")
+                .build(),
+        }
+    }
+}
+
 /// A table nobody asked about for this long leaves memory ([`Tables::evict_idle`]).
 pub const IDLE_TABLE: Duration = Duration::from_secs(30 * 60);
 
@@ -142,6 +178,7 @@ pub struct Tables {
     store: Store,
     cache: Arc<Mutex<HashMap<Uuid, Cached>>>,
     feeds: Arc<Mutex<HashMap<Uuid, Arc<Feed>>>>,
+    metrics: TableMetrics,
     outbox: Outbox,
     /// Told after every append here (turn deadlines and bot moves, `deadlines`).
     observer: Option<Arc<dyn AppendObserver>>,
@@ -171,9 +208,11 @@ fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> 
 impl Tables {
     /// Serves tables from `store`; every append's events are handed to `outbox`.
     pub fn new(store: Store, outbox: Outbox) -> Tables {
+        let cache: Arc<Mutex<HashMap<Uuid, Cached>>> = Arc::default();
         Tables {
             store,
-            cache: Arc::default(),
+            metrics: TableMetrics::new(Arc::downgrade(&cache)),
+            cache,
             feeds: Arc::default(),
             outbox,
             observer: None,
@@ -495,6 +534,7 @@ impl Tables {
                 .await;
             match appended {
                 Ok(stored) => {
+                    self.metrics.appended.add(stored.len() as u64, &[]);
                     let version = after.version;
                     if let Some(observer) = &self.observer {
                         observer.appended(table_id, &after, &decision.events);
@@ -526,6 +566,7 @@ impl Tables {
                     }
                 }
                 Err(AppendError::Conflict) => {
+                    self.metrics.conflicts.add(1, &[]);
                     tracing::debug!(%table_id, attempt, "version conflict; reloading");
                 }
                 Err(AppendError::Database(e)) => return Err(e.into()),
