@@ -71,37 +71,27 @@ pub fn init(service: &str, settings: &TelemetrySettings) -> Result<Telemetry, Te
         LogFormat::Json => tracing_subscriber::fmt::layer().json().boxed(),
     };
 
-    let meters = if settings.otlp_endpoint.is_empty() {
-        None
+    let (provider, meters, otel) = if settings.otlp_endpoint.is_empty() {
+        (None, None, None)
     } else {
-        let exporter = opentelemetry_otlp::MetricExporter::builder()
+        let resource = opentelemetry_sdk::Resource::builder()
+            .with_service_name(format!("okey-{service}"))
+            .build();
+        let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
             .with_tonic()
             .with_endpoint(settings.otlp_endpoint.clone())
             .build()
             .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
         let meters = SdkMeterProvider::builder()
-            .with_periodic_exporter(exporter)
-            .with_resource(
-                opentelemetry_sdk::Resource::builder()
-                    .with_service_name(format!("okey-{service}"))
-                    .build(),
-            )
+            .with_periodic_exporter(metric_exporter)
+            .with_resource(resource.clone())
             .build();
         global::set_meter_provider(meters.clone());
-        Some(meters)
-    };
-
-    let (provider, otel) = if settings.otlp_endpoint.is_empty() {
-        (None, None)
-    } else {
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_tonic()
             .with_endpoint(settings.otlp_endpoint.clone())
             .build()
             .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
-        let resource = opentelemetry_sdk::Resource::builder()
-            .with_service_name(format!("okey-{service}"))
-            .build();
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
             .with_resource(resource)
@@ -109,7 +99,7 @@ pub fn init(service: &str, settings: &TelemetrySettings) -> Result<Telemetry, Te
         let tracer = provider.tracer(format!("okey-{service}"));
         global::set_tracer_provider(provider.clone());
         let layer = tracing_opentelemetry::layer().with_tracer(tracer);
-        (Some(provider), Some(layer))
+        (Some(provider), Some(meters), Some(layer))
     };
 
     // `try_init` fails only when a subscriber is already installed (tests start several apps).

@@ -357,9 +357,7 @@ impl Publisher {
                 Ok(())
             }
             Err(e) => {
-                for t in tables {
-                    self.published.remove(&t);
-                }
+                self.forget(tables);
                 Err(e)
             }
         }
@@ -380,9 +378,7 @@ impl Publisher {
             );
             let tables: Vec<Uuid> = batch.iter().map(|e| e.table_id).collect();
             if let Err(e) = self.send(&batch, "sweep").await {
-                for t in tables {
-                    self.published.remove(&t);
-                }
+                self.forget(tables);
                 return Err(e);
             }
             if !full {
@@ -390,6 +386,14 @@ impl Publisher {
             }
         }
         Ok(true)
+    }
+
+    /// A publish of these tables' events failed: what is known of them no longer holds, so
+    /// their next events are gap-checked against the outbox.
+    fn forget(&mut self, tables: impl IntoIterator<Item = Uuid>) {
+        for t in tables {
+            self.published.remove(&t);
+        }
     }
 
     /// Publishes events in order, waits for every ack, then deletes their outbox rows.
