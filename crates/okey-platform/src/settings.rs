@@ -146,6 +146,11 @@ pub struct DatabaseSettings {
     pub url: Secret<String>,
     /// Pool size.
     pub max_connections: u32,
+    /// The table service's group commit: how many groups of appends may be committing at once.
+    /// Appends that arrive while every group is committing wait and go in the next group, one
+    /// statement and one commit for all of them. 1 commits the most appends per group; more
+    /// lets a slow commit hold fewer appends back.
+    pub commit_groups: u32,
     /// Create the database at start if it does not exist (local and test setups).
     pub create_if_missing: bool,
 }
@@ -401,6 +406,9 @@ impl Settings {
         if self.database.max_connections == 0 {
             return Err(invalid("database.max_connections", "must be at least 1"));
         }
+        if self.database.commit_groups == 0 {
+            return Err(invalid("database.commit_groups", "must be at least 1"));
+        }
         if !self.database.url.expose().starts_with("postgres://")
             && !self.database.url.expose().starts_with("postgresql://")
         {
@@ -474,6 +482,7 @@ probe_interval_ms = 2000
 [database]
 url = "postgres://okey:okey@127.0.0.1:55432/okey_{name}"
 max_connections = 10
+commit_groups = 1
 create_if_missing = true
 
 [nats]

@@ -102,7 +102,7 @@ impl Application {
         let redis = dependencies.redis.clone().expect("redis is needed");
         let key_prefix = &settings.redis.key_prefix;
 
-        let store = Store::new(pool.clone());
+        let store = Store::grouping(pool.clone(), settings.database.commit_groups as usize);
         let (outbox, outbox_queue) = Outbox::new();
         let deadlines = Deadlines::new(redis.clone(), key_prefix, clock.clone());
         let (live, live_tasks) = Live::new(deadlines, settings.live.clone());

@@ -104,6 +104,8 @@ pub fn new_seed() -> Seed {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: PgPool,
+    /// Group commit of plain appends, when on.
+    group: Option<Group>,
 }
 
 fn decode(row: &sqlx::postgres::PgRow) -> Result<Recorded, sqlx::Error> {
@@ -130,8 +132,8 @@ const COLUMNS: &str = "position, event_id, stream_id, version, payload, metadata
 /// One append as one statement: the parts an append needs, as data-modifying CTEs of the events'
 /// `INSERT`. Parameters: `$1` table id, `$2` rules of a table being created, `$3` stream, `$4`
 /// request key, `$5` actor, `$6`/`$7` first/last version, `$8` response, `$9`/`$10` hand dealt
-/// and its seed, `$11` hand revealed, `$12`..`$15` the events' ids, versions, types, payloads,
-/// `$16` metadata. A part the append does not need is left out of the text (not just given
+/// and its seed, `$11` hand revealed, `$12`..`$15` the events' ids, versions, types, payloads (JSON text),
+/// `$16` metadata (JSON text). A part the append does not need is left out of the text (not just given
 /// NULLs): each part costs PostgreSQL a table and its indexes to open on every execution, and
 /// most appends (a draw, a discard) need none of the optional ones. So there are up to 16
 /// statement texts, each prepared once per connection.
@@ -168,8 +170,8 @@ fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'sta
                 parts.push(
                     "stored AS (\n    INSERT INTO events \
                      (event_id, stream_id, version, event_type, payload, metadata, request_id)\n    \
-                     SELECT u.id, $3, u.v, u.t, u.p, $16, $4::text\n    \
-                     FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::jsonb[]) AS u(id, v, t, p)\n    \
+                     SELECT u.id, $3, u.v, u.t, u.p::jsonb, $16::jsonb, $4::text\n    \
+                     FROM UNNEST($12::uuid[], $13::bigint[], $14::text[], $15::text[]) AS u(id, v, t, p)\n    \
                      RETURNING position, version, recorded_at\n)",
                 );
                 parts.push("queued AS (\n    INSERT INTO outbox (position) SELECT position FROM stored\n)");
@@ -188,8 +190,26 @@ fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'sta
 }
 
 impl Store {
+    /// A store that appends one statement per append.
     pub fn new(pool: PgPool) -> Store {
-        Store { pool }
+        Store { pool, group: None }
+    }
+
+    /// A store that commits concurrent plain appends together, at most `slots` groups in
+    /// flight (see [`Group`]). Spawns the group's task on the current runtime; it ends when the
+    /// last clone of the store is dropped.
+    pub fn grouping(pool: PgPool, slots: usize) -> Store {
+        Store {
+            group: Some(Group::start(pool.clone(), slots)),
+            pool,
+        }
+    }
+
+    /// Appends stored by a group statement of several appends so far (see [`Group`]).
+    pub fn grouped_appends(&self) -> u64 {
+        self.group
+            .as_ref()
+            .map_or(0, |g| g.grouped.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// The pool, for probes and tests.
@@ -253,62 +273,29 @@ impl Store {
     /// commit. Every part is a data-modifying CTE of the events' `INSERT`; PostgreSQL runs a
     /// statement as one transaction, so a unique violation anywhere stores nothing. Returns the
     /// events as stored (position, id, time), in version order, for the outbox publisher.
+    ///
+    /// With [`Store::grouping`], a plain append (events and the request id: a draw, a discard)
+    /// waits for the next group commit instead: see [`Group`].
     pub async fn append(&self, append: Append<'_>) -> Result<Vec<Recorded>, AppendError> {
-        let stream = stream_id(append.table_id);
-        let n = append.events.len();
-        let first = append.expected + 1;
-        let ids: Vec<Uuid> = (0..n).map(|_| random_uuid()).collect();
-        let versions: Vec<i64> = (0..n).map(|i| (first + i as u64) as i64).collect();
-        let types: Vec<&str> = append.events.iter().map(TableEvent::name).collect();
-        let payloads: Vec<serde_json::Value> = append
-            .events
-            .iter()
-            .map(|e| serde_json::to_value(e).expect("events serialize"))
-            .collect();
-        let metadata = serde_json::to_value(append.metadata).expect("metadata serializes");
-        let (key, response) = append.request.unzip();
-        let (dealt_hand, seed) = append.dealt.unzip();
-        let sql = append_sql(
-            append.create.is_some(),
-            key.is_some(),
-            seed.is_some(),
-            append.revealed.is_some(),
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(append.table_id)
-            .bind(&append.create)
-            .bind(&stream)
-            .bind(key)
-            .bind(&append.metadata.actor)
-            .bind(first as i64)
-            .bind((append.expected + n as u64) as i64)
-            .bind(response)
-            .bind(dealt_hand.map(|h| h as i32))
-            .bind(seed.as_ref().map(|s| s.as_slice()))
-            .bind(append.revealed.map(|h| h as i32))
-            .bind(&ids)
-            .bind(&versions)
-            .bind(&types)
-            .bind(&payloads)
-            .bind(&metadata)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(classify)?;
-        rows.iter()
+        let rows = Rows::of(&append);
+        let ids = rows.ids.clone();
+        let stored = match &self.group {
+            Some(group) if rows.groupable() => group.append(&self.pool, rows).await,
+            _ => append_one(&self.pool, &rows).await,
+        }?;
+        Ok(stored
+            .into_iter()
             .zip(append.events.iter().zip(ids))
-            .map(|(row, (event, event_id))| {
-                Ok(Recorded {
-                    position: row.try_get("position")?,
-                    event_id,
-                    table_id: append.table_id,
-                    version: row.try_get::<i64, _>("version")? as u64,
-                    event: event.clone(),
-                    metadata: append.metadata.clone(),
-                    recorded_at: row.try_get("recorded_at")?,
-                })
+            .map(|(row, (event, event_id))| Recorded {
+                position: row.position,
+                event_id,
+                table_id: append.table_id,
+                version: row.version,
+                event: event.clone(),
+                metadata: append.metadata.clone(),
+                recorded_at: row.recorded_at,
             })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(AppendError::Database)
+            .collect())
     }
 
     /// The oldest unpublished events stored at least `min_age` ago, in append order.
@@ -355,6 +342,317 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// One append's values, owned, as both statements bind them.
+#[derive(Debug)]
+struct Rows {
+    table_id: Uuid,
+    stream: String,
+    expected: u64,
+    ids: Vec<Uuid>,
+    versions: Vec<i64>,
+    types: Vec<&'static str>,
+    /// The events' JSON, cast to `jsonb` by the statement.
+    payloads: Vec<String>,
+    metadata: String,
+    actor: String,
+    request: Option<(String, Vec<u8>)>,
+    dealt: Option<(u32, Seed)>,
+    revealed: Option<u32>,
+    create: Option<serde_json::Value>,
+}
+
+impl Rows {
+    fn of(append: &Append<'_>) -> Rows {
+        let n = append.events.len();
+        let first = append.expected + 1;
+        Rows {
+            table_id: append.table_id,
+            stream: stream_id(append.table_id),
+            expected: append.expected,
+            ids: (0..n).map(|_| random_uuid()).collect(),
+            versions: (0..n).map(|i| (first + i as u64) as i64).collect(),
+            types: append.events.iter().map(TableEvent::name).collect(),
+            payloads: append
+                .events
+                .iter()
+                .map(|e| serde_json::to_string(e).expect("events serialize"))
+                .collect(),
+            metadata: serde_json::to_string(append.metadata).expect("metadata serializes"),
+            actor: append.metadata.actor.clone(),
+            request: append.request.map(|(k, r)| (k.to_owned(), r.to_owned())),
+            dealt: append.dealt,
+            revealed: append.revealed,
+            create: append.create.clone(),
+        }
+    }
+
+    /// Only events and a request id: what a group commit's statement holds.
+    fn groupable(&self) -> bool {
+        self.request.is_some()
+            && self.dealt.is_none()
+            && self.revealed.is_none()
+            && self.create.is_none()
+    }
+
+    fn last_version(&self) -> i64 {
+        (self.expected + self.ids.len() as u64) as i64
+    }
+}
+
+/// Where and when an event was stored.
+#[derive(Clone, Copy, Debug)]
+struct StoredRow {
+    position: i64,
+    version: u64,
+    recorded_at: DateTime<Utc>,
+}
+
+impl StoredRow {
+    fn decode(row: &sqlx::postgres::PgRow) -> Result<StoredRow, sqlx::Error> {
+        Ok(StoredRow {
+            position: row.try_get("position")?,
+            version: row.try_get::<i64, _>("version")? as u64,
+            recorded_at: row.try_get("recorded_at")?,
+        })
+    }
+}
+
+/// One append, one statement ([`append_sql`]).
+async fn append_one(pool: &PgPool, rows: &Rows) -> Result<Vec<StoredRow>, AppendError> {
+    let (key, response) = rows
+        .request
+        .as_ref()
+        .map(|(k, r)| (k.as_str(), r.as_slice()))
+        .unzip();
+    let (dealt_hand, seed) = rows.dealt.unzip();
+    let sql = append_sql(
+        rows.create.is_some(),
+        key.is_some(),
+        seed.is_some(),
+        rows.revealed.is_some(),
+    );
+    let stored = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(rows.table_id)
+        .bind(&rows.create)
+        .bind(&rows.stream)
+        .bind(key)
+        .bind(&rows.actor)
+        .bind(rows.expected as i64 + 1)
+        .bind(rows.last_version())
+        .bind(response)
+        .bind(dealt_hand.map(|h| h as i32))
+        .bind(seed.as_ref().map(|s| s.as_slice()))
+        .bind(rows.revealed.map(|h| h as i32))
+        .bind(&rows.ids)
+        .bind(&rows.versions)
+        .bind(&rows.types)
+        .bind(&rows.payloads)
+        .bind(&rows.metadata)
+        .fetch_all(pool)
+        .await
+        .map_err(classify)?;
+    stored
+        .iter()
+        .map(StoredRow::decode)
+        .collect::<Result<_, _>>()
+        .map_err(AppendError::Database)
+}
+
+/// Several plain appends (of different tables) as one statement: the same rows as
+/// [`append_sql`] writes for each, so one round trip and one commit for all of them.
+const GROUP_SQL: &str = "\
+WITH handled AS (
+    INSERT INTO handled_commands
+        (stream_id, request_id, actor, first_version, last_version, response)
+    SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bytea[])
+), stored AS (
+    INSERT INTO events (event_id, stream_id, version, event_type, payload, metadata, request_id)
+    SELECT u.id, u.s, u.v, u.t, u.p::jsonb, u.m::jsonb, u.r
+    FROM UNNEST($7::uuid[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[])
+        AS u(id, s, v, t, p, m, r)
+    RETURNING position, event_id, version, recorded_at
+), queued AS (
+    INSERT INTO outbox (position) SELECT position FROM stored
+)
+SELECT position, event_id, version, recorded_at FROM stored";
+
+/// Group commit. Every PostgreSQL transaction pays for its statement, its commit record and
+/// its wait for the WAL flush; under load most of an append's cost in the database is that, not
+/// its rows. So plain appends (a draw, a discard: events and a request id, nothing else) are
+/// queued here, and a task commits whatever is queued as one statement ([`GROUP_SQL`]) as soon
+/// as one of `slots` groups in flight ends. An append alone in its group takes the one-append
+/// statement, so a quiet service works as before; a busy one commits tens of appends at once.
+///
+/// The statement is one transaction: a unique violation anywhere (another replica took a
+/// version, a retried request id) stores nothing of the group, and its appends are then
+/// committed one by one, so each gets its own answer ([`AppendError::Conflict`],
+/// [`AppendError::Duplicate`]) and the others are stored. Any other failure is retried the
+/// same way. A process holds one table's lock while it appends, so one group never holds two
+/// appends of a table.
+#[derive(Clone, Debug)]
+struct Group {
+    tx: tokio::sync::mpsc::UnboundedSender<Queued>,
+    /// Appends committed by a group statement (not alone, not one by one after a failure).
+    grouped: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+#[derive(Debug)]
+struct Queued {
+    rows: Rows,
+    reply: tokio::sync::oneshot::Sender<Result<Vec<StoredRow>, AppendError>>,
+}
+
+/// The most appends one group commits.
+const GROUP_MAX: usize = 256;
+
+impl Group {
+    fn start(pool: PgPool, slots: usize) -> Group {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Queued>();
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max(1)));
+        let grouped = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        // `okey.table.append.group_size`: appends each group commit stored together.
+        let sizes = okey_platform::metrics::meter()
+            .u64_histogram("okey.table.append.group_size")
+            .with_description("Appends one group commit stored (1: the append was alone).")
+            .with_boundaries(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0])
+            .build();
+        let counted = grouped.clone();
+        tokio::spawn(async move {
+            while let Some(first) = rx.recv().await {
+                let slot = slots
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed");
+                // What queued while every slot was busy goes in this group.
+                let mut group = vec![first];
+                while group.len() < GROUP_MAX
+                    && let Ok(next) = rx.try_recv()
+                {
+                    group.push(next);
+                }
+                sizes.record(group.len() as u64, &[]);
+                let (pool, counted) = (pool.clone(), counted.clone());
+                tokio::spawn(async move {
+                    let appends = group.len() as u64;
+                    if commit_group(&pool, group).await {
+                        counted.fetch_add(appends, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    drop(slot);
+                });
+            }
+        });
+        Group { tx, grouped }
+    }
+
+    async fn append(&self, pool: &PgPool, rows: Rows) -> Result<Vec<StoredRow>, AppendError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        match self.tx.send(Queued { rows, reply }) {
+            Ok(()) => answer
+                .await
+                .unwrap_or(Err(AppendError::Database(sqlx::Error::PoolClosed))),
+            // The group's task is gone (the runtime is shutting down): append alone.
+            Err(unsent) => append_one(pool, &unsent.0.rows).await,
+        }
+    }
+}
+
+/// Commits `group` and answers each append; true when one group statement stored them all.
+async fn commit_group(pool: &PgPool, group: Vec<Queued>) -> bool {
+    if group.len() > 1 {
+        match append_group(pool, &group).await {
+            Ok(mut stored) => {
+                for queued in group {
+                    let rows = queued
+                        .rows
+                        .ids
+                        .iter()
+                        .map(|id| stored.remove(id).ok_or(sqlx::Error::RowNotFound))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(AppendError::Database);
+                    let _ = queued.reply.send(rows);
+                }
+                return true;
+            }
+            Err(error) => {
+                tracing::debug!(%error, appends = group.len(), "group commit failed; appending one by one");
+            }
+        }
+    }
+    for queued in group {
+        let stored = append_one(pool, &queued.rows).await;
+        let _ = queued.reply.send(stored);
+    }
+    false
+}
+
+/// [`GROUP_SQL`] for `group`: where each event (by id) was stored.
+async fn append_group(
+    pool: &PgPool,
+    group: &[Queued],
+) -> Result<std::collections::HashMap<Uuid, StoredRow>, sqlx::Error> {
+    let appends = group.len();
+    let events: usize = group.iter().map(|q| q.rows.ids.len()).sum();
+    let (mut streams, mut keys, mut actors) = (
+        Vec::with_capacity(appends),
+        Vec::with_capacity(appends),
+        Vec::with_capacity(appends),
+    );
+    let (mut firsts, mut lasts, mut responses) = (
+        Vec::with_capacity(appends),
+        Vec::with_capacity(appends),
+        Vec::with_capacity(appends),
+    );
+    let mut ids = Vec::with_capacity(events);
+    let mut event_streams = Vec::with_capacity(events);
+    let mut versions = Vec::with_capacity(events);
+    let mut types = Vec::with_capacity(events);
+    let mut payloads = Vec::with_capacity(events);
+    let mut metadata = Vec::with_capacity(events);
+    let mut requests = Vec::with_capacity(events);
+    for Queued { rows, .. } in group {
+        let (key, response) = rows
+            .request
+            .as_ref()
+            .expect("grouped appends carry a request");
+        streams.push(rows.stream.as_str());
+        keys.push(key.as_str());
+        actors.push(rows.actor.as_str());
+        firsts.push(rows.expected as i64 + 1);
+        lasts.push(rows.last_version());
+        responses.push(response.as_slice());
+        for i in 0..rows.ids.len() {
+            ids.push(rows.ids[i]);
+            event_streams.push(rows.stream.as_str());
+            versions.push(rows.versions[i]);
+            types.push(rows.types[i]);
+            payloads.push(rows.payloads[i].as_str());
+            metadata.push(rows.metadata.as_str());
+            requests.push(key.as_str());
+        }
+    }
+    let stored = sqlx::query(GROUP_SQL)
+        .bind(&streams)
+        .bind(&keys)
+        .bind(&actors)
+        .bind(&firsts)
+        .bind(&lasts)
+        .bind(&responses)
+        .bind(&ids)
+        .bind(&event_streams)
+        .bind(&versions)
+        .bind(&types)
+        .bind(&payloads)
+        .bind(&metadata)
+        .bind(&requests)
+        .fetch_all(pool)
+        .await?;
+    stored
+        .iter()
+        .map(|row| Ok((row.try_get("event_id")?, StoredRow::decode(row)?)))
+        .collect()
 }
 
 /// Unique violations are the store's answers: a taken version is a conflict, a known request id
