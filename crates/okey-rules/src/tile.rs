@@ -87,6 +87,11 @@ impl Tile {
         }
     }
 
+    /// The tile's text form (`R7`, `K13`, `F` for a false joker), without formatting.
+    pub fn name(self) -> &'static str {
+        TILE_NAMES[self.0 as usize]
+    }
+
     /// Every tile of the 106-tile set, each kind as often as the set has it (two of each).
     pub fn full_set() -> Vec<Tile> {
         (0..KINDS)
@@ -95,12 +100,18 @@ impl Tile {
     }
 }
 
+/// Text forms of the tiles by index (see [`Tile`]); a test checks them against [`Face`].
+const TILE_NAMES: [&str; KINDS] = [
+    "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "R13", //
+    "Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7", "Y8", "Y9", "Y10", "Y11", "Y12", "Y13", //
+    "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "B12", "B13", //
+    "K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8", "K9", "K10", "K11", "K12", "K13", //
+    "F",
+];
+
 impl fmt::Display for Tile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.printed() {
-            None => f.write_str("F"),
-            Some(face) => write!(f, "{}{}", face.color.letter(), face.rank),
-        }
+        f.write_str(self.name())
     }
 }
 
@@ -145,14 +156,24 @@ impl FromStr for Tile {
 
 impl Serialize for Tile {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(self.name())
     }
 }
 
 impl<'de> Deserialize<'de> for Tile {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Tile, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        /// Reads the text form without copying it first.
+        struct TileText;
+        impl serde::de::Visitor<'_> for TileText {
+            type Value = Tile;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tile such as R7, K13 or F")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Tile, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_str(TileText)
     }
 }
 
@@ -203,9 +224,28 @@ impl fmt::Debug for Face {
     }
 }
 
+/// The stored form of faces: colour letter and rank (a wrapped 1 is rank 14).
+const FACE_NAMES: [[&str; 14]; 4] = [
+    [
+        "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "R13", "R14",
+    ],
+    [
+        "Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7", "Y8", "Y9", "Y10", "Y11", "Y12", "Y13", "Y14",
+    ],
+    [
+        "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10", "B11", "B12", "B13", "B14",
+    ],
+    [
+        "K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8", "K9", "K10", "K11", "K12", "K13", "K14",
+    ],
+];
+
 impl Serialize for Face {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format!("{}{}", self.color.letter(), self.rank))
+        match FACE_NAMES[self.color.index()].get(self.rank.wrapping_sub(1) as usize) {
+            Some(name) => s.serialize_str(name),
+            None => s.serialize_str(&format!("{}{}", self.color.letter(), self.rank)),
+        }
     }
 }
 
@@ -403,6 +443,36 @@ mod tests {
         for bad in ["", "R", "R0", "R14", "X3", "r3", "R07", "FF", "R1x"] {
             assert!(bad.parse::<Tile>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn names_are_the_colour_letter_and_number_and_serde_uses_them() {
+        for i in 0..KINDS {
+            let t = Tile::from_index(i);
+            let spelled = match t.printed() {
+                None => "F".to_string(),
+                Some(face) => format!("{}{}", face.color.letter(), face.number()),
+            };
+            assert_eq!(t.name(), spelled);
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, format!("\"{spelled}\""));
+            assert_eq!(serde_json::from_str::<Tile>(&json).unwrap(), t);
+            let value = serde_json::to_value(t).unwrap();
+            assert_eq!(serde_json::from_value::<Tile>(value).unwrap(), t);
+        }
+        for color in Color::ALL {
+            for rank in 1..=14 {
+                let face = Face::new(color, rank);
+                let json = serde_json::to_string(&face).unwrap();
+                assert_eq!(json, format!("\"{}{rank}\"", color.letter()));
+                assert_eq!(serde_json::from_str::<Face>(&json).unwrap(), face);
+            }
+        }
+        let err = serde_json::from_str::<Tile>("\"R14\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not a tile"), "{err}");
+        assert!(serde_json::from_str::<Tile>("7").is_err());
     }
 
     #[test]

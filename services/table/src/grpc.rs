@@ -373,10 +373,10 @@ pub fn command_to_proto(command: &Command) -> Option<pb::Command> {
         }),
         Command::Retrieve { meld, tiles } => C::RetrieveOkey(pb::RetrieveOkeyCommand {
             meld: *meld as i32,
-            tiles: tiles.iter().map(ToString::to_string).collect(),
+            tiles: tiles.iter().map(|t| t.name().to_owned()).collect(),
         }),
         Command::Discard { tile } => C::Discard(pb::DiscardCommand {
-            tile: tile.to_string(),
+            tile: tile.name().to_owned(),
         }),
         Command::CallPlayable => C::CallPlayable(pb::CallPlayableCommand {}),
         Command::Timeout => return None,
@@ -525,7 +525,7 @@ fn meld_text(m: &TableMeld) -> Vec<String> {
         .iter()
         .map(|p| {
             if p.tile.printed() == Some(p.reads) {
-                p.tile.to_string()
+                p.tile.name().to_owned()
             } else {
                 format!("{}={}", p.tile, p.reads)
             }
@@ -563,9 +563,9 @@ fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
     let seat = v.seat as usize;
     out.phase = phase_of(v) as i32;
     out.turn_seat = v.turn_seat as i32;
-    out.rack = v.rack.iter().map(ToString::to_string).collect();
-    out.indicator = v.indicator.to_string();
-    out.okey = v.okey.tile().to_string();
+    out.rack = v.rack.iter().map(|t| t.name().to_owned()).collect();
+    out.indicator = v.indicator.name().to_owned();
+    out.okey = v.okey.tile().name().to_owned();
     out.melds = v
         .table
         .iter()
@@ -578,7 +578,7 @@ fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
         .enumerate()
         .map(|(i, d)| pb::DiscardPile {
             seat: i as i32,
-            tiles: d.iter().map(ToString::to_string).collect(),
+            tiles: d.iter().map(|t| t.name().to_owned()).collect(),
         })
         .collect();
     out.pile_count = v.pile_count as i32;
@@ -587,9 +587,12 @@ fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
     if let TakenView::SideDiscard { tile, used: false } = v.taken
         && v.turn_seat == v.seat
     {
-        out.held_side_discard = tile.to_string();
+        out.held_side_discard = tile.name().to_owned();
     }
-    out.side_discard = v.side_discard.map(|t| t.to_string()).unwrap_or_default();
+    out.side_discard = v
+        .side_discard
+        .map(|t| t.name().to_owned())
+        .unwrap_or_default();
     out.engine_view = serde_json::to_string(v).expect("views serialize");
     out
 }
@@ -607,7 +610,7 @@ fn phase_of(v: &SeatView) -> pb::HandPhase {
 }
 
 fn texts(tiles: &[Tile]) -> Vec<String> {
-    tiles.iter().map(ToString::to_string).collect()
+    tiles.iter().map(|t| t.name().to_owned()).collect()
 }
 
 fn penalty_to_proto(seat: Seat, points: i32, reason: okey_rules::PenaltyReason) -> pb::Penalty {
@@ -630,9 +633,9 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
             rack,
         } => E::HandStarted(pb::HandStarted {
             hand_number: *hand_number as i32,
-            indicator: indicator.to_string(),
+            indicator: indicator.name().to_owned(),
             okey: okey_rules::Okey::from_indicator(*indicator)
-                .map(|o| o.tile().to_string())
+                .map(|o| o.tile().name().to_owned())
                 .unwrap_or_default(),
             first_seat: *first as i32,
             rack: texts(rack),
@@ -640,7 +643,7 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
         }),
         Shown::Drawn { seat, tile, .. } => E::TileDrawn(pb::TileDrawn {
             seat: *seat as i32,
-            tile: tile.map(|t| t.to_string()).unwrap_or_default(),
+            tile: tile.map(|t| t.name().to_owned()).unwrap_or_default(),
         }),
         Shown::Public { event } => match event {
             TableEvent::TableCreated { rules, .. } => E::TableCreated(pb::TableCreated {

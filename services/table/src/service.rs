@@ -327,7 +327,7 @@ impl Tables {
     async fn catch_up(&self, table_id: Uuid, entry: &mut Entry) -> Result<(), ServiceError> {
         loop {
             let after = entry.table.as_ref().map_or(0, |t| t.version);
-            let events = self.store.load_after(table_id, after, PAGE).await?;
+            let events = self.store.latest(table_id, after, PAGE).await?;
             if events.is_empty() {
                 break;
             }

@@ -106,6 +106,8 @@ pub struct Store {
     pool: PgPool,
     /// Group commit of plain appends, when on.
     group: Option<Group>,
+    /// Grouped reads of the latest events, when on.
+    reads: Option<Reads>,
 }
 
 fn decode(row: &sqlx::postgres::PgRow) -> Result<Recorded, sqlx::Error> {
@@ -192,16 +194,47 @@ fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'sta
 impl Store {
     /// A store that appends one statement per append.
     pub fn new(pool: PgPool) -> Store {
-        Store { pool, group: None }
+        Store {
+            pool,
+            group: None,
+            reads: None,
+        }
     }
 
     /// A store that commits concurrent plain appends together, at most `slots` groups in
-    /// flight (see [`Group`]). Spawns the group's task on the current runtime; it ends when the
+    /// flight (see [`Group`]), and reads many tables' latest events in one statement
+    /// ([`Store::latest`]). Spawns the groups' tasks on the current runtime; they end when the
     /// last clone of the store is dropped.
     pub fn grouping(pool: PgPool, slots: usize) -> Store {
+        let plain = Store::new(pool.clone());
         Store {
             group: Some(Group::start(pool.clone(), slots)),
+            reads: Some(Reads::start(plain)),
             pool,
+        }
+    }
+
+    /// [`Store::load_after`], read together with other tables' when the store groups: for the
+    /// check every view makes, which mostly finds nothing.
+    pub async fn latest(
+        &self,
+        table_id: Uuid,
+        after: u64,
+        limit: i64,
+    ) -> Result<Vec<Recorded>, sqlx::Error> {
+        let Some(reads) = &self.reads else {
+            return self.load_after(table_id, after, limit).await;
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let read = Read {
+            table_id,
+            after,
+            limit,
+            reply,
+        };
+        match reads.batches.queue(read) {
+            Ok(()) => answer.await.unwrap_or(Err(sqlx::Error::PoolClosed)),
+            Err(_) => self.load_after(table_id, after, limit).await,
         }
     }
 
@@ -493,7 +526,7 @@ SELECT position, event_id, version, recorded_at FROM stored";
 /// appends of a table.
 #[derive(Clone, Debug)]
 struct Group {
-    tx: tokio::sync::mpsc::UnboundedSender<Queued>,
+    batches: Batches<Queued>,
     /// Appends committed by a group statement (not alone, not one by one after a failure).
     grouped: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
@@ -509,8 +542,6 @@ const GROUP_MAX: usize = 256;
 
 impl Group {
     fn start(pool: PgPool, slots: usize) -> Group {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Queued>();
-        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max(1)));
         let grouped = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         // `okey.table.append.group_size`: appends each group commit stored together.
         let sizes = okey_platform::metrics::meter()
@@ -519,6 +550,56 @@ impl Group {
             .with_boundaries(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0])
             .build();
         let counted = grouped.clone();
+        let batches = Batches::start(slots, GROUP_MAX, move |group: Vec<Queued>| {
+            sizes.record(group.len() as u64, &[]);
+            let (pool, counted) = (pool.clone(), counted.clone());
+            async move {
+                let appends = group.len() as u64;
+                if commit_group(&pool, group).await {
+                    counted.fetch_add(appends, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        });
+        Group { batches, grouped }
+    }
+
+    async fn append(&self, pool: &PgPool, rows: Rows) -> Result<Vec<StoredRow>, AppendError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        match self.batches.queue(Queued { rows, reply }) {
+            Ok(()) => answer
+                .await
+                .unwrap_or(Err(AppendError::Database(sqlx::Error::PoolClosed))),
+            // The group's task is gone (the runtime is shutting down): append alone.
+            Err(unsent) => append_one(pool, &unsent.rows).await,
+        }
+    }
+}
+
+/// Work for one statement at a time: a task takes everything queued as one batch (at most
+/// `max`) as soon as one of `slots` batches in flight ends, and runs it on a task of its own.
+/// While every slot is busy the queue grows, so the busier the service, the bigger the batch.
+#[derive(Debug)]
+struct Batches<T> {
+    tx: tokio::sync::mpsc::UnboundedSender<T>,
+}
+
+impl<T> Clone for Batches<T> {
+    fn clone(&self) -> Self {
+        Batches {
+            tx: self.tx.clone(),
+        }
+    }
+}
+
+impl<T: Send + 'static> Batches<T> {
+    /// Spawns the task on the current runtime; it ends when the last clone is dropped.
+    fn start<F, Fut>(slots: usize, max: usize, run: F) -> Batches<T>
+    where
+        F: Fn(Vec<T>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<T>();
+        let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max(1)));
         tokio::spawn(async move {
             while let Some(first) = rx.recv().await {
                 let slot = slots
@@ -526,37 +607,114 @@ impl Group {
                     .acquire_owned()
                     .await
                     .expect("the semaphore is never closed");
-                // What queued while every slot was busy goes in this group.
-                let mut group = vec![first];
-                while group.len() < GROUP_MAX
+                // What queued while every slot was busy goes in this batch.
+                let mut batch = vec![first];
+                while batch.len() < max
                     && let Ok(next) = rx.try_recv()
                 {
-                    group.push(next);
+                    batch.push(next);
                 }
-                sizes.record(group.len() as u64, &[]);
-                let (pool, counted) = (pool.clone(), counted.clone());
+                let work = run(batch);
                 tokio::spawn(async move {
-                    let appends = group.len() as u64;
-                    if commit_group(&pool, group).await {
-                        counted.fetch_add(appends, std::sync::atomic::Ordering::Relaxed);
-                    }
+                    work.await;
                     drop(slot);
                 });
             }
         });
-        Group { tx, grouped }
+        Batches { tx }
     }
 
-    async fn append(&self, pool: &PgPool, rows: Rows) -> Result<Vec<StoredRow>, AppendError> {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        match self.tx.send(Queued { rows, reply }) {
-            Ok(()) => answer
-                .await
-                .unwrap_or(Err(AppendError::Database(sqlx::Error::PoolClosed))),
-            // The group's task is gone (the runtime is shutting down): append alone.
-            Err(unsent) => append_one(pool, &unsent.0.rows).await,
-        }
+    /// Queues `item`, or gives it back when the task is gone (the runtime is shutting down).
+    fn queue(&self, item: T) -> Result<(), T> {
+        self.tx.send(item).map_err(|unsent| unsent.0)
     }
+}
+
+/// Grouped reads of a table's latest events: the check a view makes that no other replica
+/// appended since this process folded the table. Concurrent checks of many tables are one
+/// statement ([`READ_SQL`]); a failed statement is retried one read at a time.
+#[derive(Clone, Debug)]
+struct Reads {
+    batches: Batches<Read>,
+}
+
+#[derive(Debug)]
+struct Read {
+    table_id: Uuid,
+    after: u64,
+    limit: i64,
+    reply: tokio::sync::oneshot::Sender<Result<Vec<Recorded>, sqlx::Error>>,
+}
+
+/// Reads in flight at once, and the most one statement holds.
+const READ_SLOTS: usize = 2;
+const READ_MAX: usize = 256;
+
+/// Each table's events after a version, for many tables: `$1` streams, `$2` versions, `$3`
+/// limits; `i` numbers the reads from 1.
+const READ_SQL: &str = "\
+SELECT q.i, e.position, e.event_id, e.stream_id, e.version, e.payload, e.metadata, e.recorded_at
+FROM UNNEST($1::text[], $2::bigint[], $3::bigint[]) WITH ORDINALITY AS q(s, v, l, i)
+CROSS JOIN LATERAL (
+    SELECT position, event_id, stream_id, version, payload, metadata, recorded_at FROM events
+    WHERE stream_id = q.s AND version > q.v ORDER BY version LIMIT q.l
+) e
+ORDER BY q.i, e.version";
+
+impl Reads {
+    fn start(store: Store) -> Reads {
+        let batches = Batches::start(READ_SLOTS, READ_MAX, move |reads: Vec<Read>| {
+            let store = store.clone();
+            async move {
+                if reads.len() > 1 {
+                    match read_group(&store.pool, &reads).await {
+                        Ok(mut found) => {
+                            for (i, read) in reads.into_iter().enumerate() {
+                                let _ = read
+                                    .reply
+                                    .send(Ok(found.remove(&(i as i64 + 1)).unwrap_or_default()));
+                            }
+                            return;
+                        }
+                        Err(error) => {
+                            tracing::debug!(%error, reads = reads.len(), "grouped read failed; reading one by one");
+                        }
+                    }
+                }
+                for read in reads {
+                    let events = store
+                        .load_after(read.table_id, read.after, read.limit)
+                        .await;
+                    let _ = read.reply.send(events);
+                }
+            }
+        });
+        Reads { batches }
+    }
+}
+
+/// [`READ_SQL`] for `reads`: the events found, by read number (from 1).
+async fn read_group(
+    pool: &PgPool,
+    reads: &[Read],
+) -> Result<std::collections::HashMap<i64, Vec<Recorded>>, sqlx::Error> {
+    let streams: Vec<String> = reads.iter().map(|r| stream_id(r.table_id)).collect();
+    let versions: Vec<i64> = reads.iter().map(|r| r.after as i64).collect();
+    let limits: Vec<i64> = reads.iter().map(|r| r.limit).collect();
+    let rows = sqlx::query(READ_SQL)
+        .bind(&streams)
+        .bind(&versions)
+        .bind(&limits)
+        .fetch_all(pool)
+        .await?;
+    let mut found: std::collections::HashMap<i64, Vec<Recorded>> = std::collections::HashMap::new();
+    for row in &rows {
+        found
+            .entry(row.try_get("i")?)
+            .or_default()
+            .push(decode(row)?);
+    }
+    Ok(found)
 }
 
 /// Commits `group` and answers each append; true when one group statement stored them all.
