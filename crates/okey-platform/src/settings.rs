@@ -149,7 +149,8 @@ pub struct DatabaseSettings {
     /// The table service's group commit: how many groups of appends may be committing at once.
     /// Appends that arrive while every group is committing wait and go in the next group, one
     /// statement and one commit for all of them. 1 commits the most appends per group; more
-    /// lets a slow commit hold fewer appends back.
+    /// lets an append start while another group waits for its commit (2, the default, gave the
+    /// lowest tail latency at a player's pace and the same throughput as 1 under saturation).
     pub commit_groups: u32,
     /// Create the database at start if it does not exist (local and test setups).
     pub create_if_missing: bool,
@@ -482,7 +483,7 @@ probe_interval_ms = 2000
 [database]
 url = "postgres://okey:okey@127.0.0.1:55432/okey_{name}"
 max_connections = 10
-commit_groups = 1
+commit_groups = 2
 create_if_missing = true
 
 [nats]

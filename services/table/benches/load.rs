@@ -9,6 +9,8 @@
 //! `--in-process` runs the service inside the bench process instead. `--pool N` sets the
 //! service's PostgreSQL connections (and the raw inserts'): by default the number of tables, at
 //! most 16 (more only adds context switches on a small machine; commits still group).
+//! `--commit-groups N` sets the service's `database.commit_groups` (group commits in flight, 2 by
+//! default).
 //!
 //! `--watch` also opens every player's `WatchTable` update stream (as the app does) and counts
 //! what arrives. By default every bot answers at once (a closed loop: the service is saturated, and what is
@@ -164,6 +166,13 @@ async fn main() {
         "OKEY_DATABASE__MAX_CONNECTIONS".into(),
         connections.to_string(),
     ));
+    // Group commits in flight (the service's `database.commit_groups`).
+    let commit_groups = arg("--commit-groups", 2);
+    env.retain(|(k, _)| k != "OKEY_DATABASE__COMMIT_GROUPS");
+    env.push((
+        "OKEY_DATABASE__COMMIT_GROUPS".into(),
+        commit_groups.to_string(),
+    ));
     env.push(("OKEY_TELEMETRY__LOG_FILTER".into(), "warn".into()));
     let in_process = flag("--in-process");
     let (app, child, port, settings) = if in_process {
@@ -302,7 +311,7 @@ async fn main() {
     let raw = inserts.load(Ordering::Relaxed) as f64 / raw_seconds as f64;
 
     println!(
-        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s, pool {connections}, fsync={fsync}, synchronous_commit={sync}",
+        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s, pool {connections}, commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
         think.as_millis(),
         elapsed.as_secs_f64()
     );
@@ -336,7 +345,7 @@ async fn main() {
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
     println!(
-        "JetStream: {unpublished} events not yet published when play stopped; {} left after {:.0} ms",
+        "JetStream: {unpublished} outbox rows when play stopped (unpublished, or acked and deleted within 100 ms); {} left after {:.0} ms",
         left,
         drained.as_secs_f64() * 1e3
     );

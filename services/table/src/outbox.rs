@@ -4,8 +4,9 @@
 //! transaction, and hands them to this publisher in memory ([`Outbox::queue`], called while the
 //! table's lock is held, so a table's events arrive in version order). The publisher sends each
 //! batch in order on its one connection (JetStream stores a connection's messages in the order
-//! they arrive), waits for every ack, then deletes the batch's outbox rows. So the store is read
-//! only when something went wrong:
+//! they arrive), waits for every ack, then deletes the acked outbox rows (those of many batches
+//! in one statement, at most [`DELETE_EVERY`] after their ack). So the store is read only when
+//! something went wrong:
 //!
 //! * **A gap.** Events of a table are published straight from memory only when this publisher
 //!   knows every earlier version is on JetStream (it published them itself). Otherwise (the
@@ -167,6 +168,12 @@ const REMEMBERED_TABLES: usize = 100_000;
 const LAG_WARNING_MS: i64 = 1_000;
 const LAG_WARNING_EVERY: Duration = Duration::from_secs(10);
 
+/// Acked events' outbox rows are deleted together, once this many are waiting or this long after
+/// the first of them was acked: one statement for many batches. Well under [`SWEEP_AGE`], so the sweep does not take acked rows for lost ones
+/// (and if it did, JetStream drops the copy as a duplicate).
+const DELETE_EVERY: Duration = Duration::from_millis(100);
+const DELETE_AT: usize = 4096;
+
 /// PostgreSQL connections of the publisher's own pool.
 const PUBLISHER_CONNECTIONS: u32 = 2;
 
@@ -235,6 +242,8 @@ pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut q
             ])
             .build(),
         published: HashMap::new(),
+        acked: Vec::new(),
+        acked_since: None,
     };
     // Everything an earlier process left, whatever its age.
     let mut next_sweep = match publisher.sweep(Duration::ZERO, usize::MAX).await {
@@ -246,12 +255,19 @@ pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut q
     };
     let mut last_lag_warning = Instant::now() - LAG_WARNING_EVERY;
     loop {
+        let delete_due = publisher.acked_since.map(|t| t + DELETE_EVERY);
         let first = tokio::select! {
             stored = queue.rx.recv() => match stored {
                 Some(stored) => Some(stored),
-                None => return,
+                None => {
+                    if let Err(e) = publisher.delete_acked(true).await {
+                        tracing::warn!(error = %e, "outbox: deleting published rows failed; the next start republishes them");
+                    }
+                    return;
+                }
             },
             () = tokio::time::sleep_until(next_sweep) => None,
+            () = tokio::time::sleep_until(delete_due.unwrap_or(next_sweep)), if delete_due.is_some() => None,
         };
         let mut idle = true;
         if let Some(first) = first {
@@ -286,11 +302,18 @@ pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut q
                 next_sweep = next_sweep.min(Instant::now() + RETRY);
             }
         }
+        if let Err(e) = publisher.delete_acked(false).await {
+            tracing::warn!(error = %e, "outbox: deleting published rows failed; retrying");
+        }
         // The sweep runs when what was queued is out (so it does not republish rows on their
         // way from memory), or when it is long overdue under a load that never lets up.
         let now = Instant::now();
         if now >= next_sweep && (idle || now >= next_sweep + SWEEP * 5) {
-            next_sweep = match publisher.sweep(SWEEP_AGE, 1).await {
+            let swept = match publisher.delete_acked(true).await {
+                Ok(()) => publisher.sweep(SWEEP_AGE, 1).await,
+                Err(e) => Err(e.into()),
+            };
+            next_sweep = match swept {
                 // A full page: more may be left; look again soon.
                 Ok(true) => now + RETRY,
                 Ok(false) => now + SWEEP,
@@ -315,6 +338,9 @@ struct Publisher {
     /// Per table, the last version this publisher knows JetStream holds (it published every
     /// version up to it, or saw them gone from the outbox).
     published: HashMap<Uuid, u64>,
+    /// Outbox rows (positions) of acked events, not deleted yet, and when the first was acked.
+    acked: Vec<i64>,
+    acked_since: Option<Instant>,
 }
 
 impl Publisher {
@@ -396,8 +422,30 @@ impl Publisher {
         }
     }
 
-    /// Publishes events in order, waits for every ack, then deletes their outbox rows.
-    async fn send(&self, batch: &[Recorded], via: &'static str) -> Result<(), async_nats::Error> {
+    /// Deletes the outbox rows of acked events: all of them when `now`, else only once
+    /// [`DELETE_AT`] wait or the first waited [`DELETE_EVERY`].
+    async fn delete_acked(&mut self, now: bool) -> Result<(), sqlx::Error> {
+        let due = now
+            || self.acked.len() >= DELETE_AT
+            || self
+                .acked_since
+                .is_some_and(|t| t.elapsed() >= DELETE_EVERY);
+        if !due || self.acked.is_empty() {
+            return Ok(());
+        }
+        self.store.mark_published(&self.acked).await?;
+        self.acked.clear();
+        self.acked_since = None;
+        Ok(())
+    }
+
+    /// Publishes events in order, waits for every ack, then leaves their outbox rows to
+    /// [`Publisher::delete_acked`].
+    async fn send(
+        &mut self,
+        batch: &[Recorded],
+        via: &'static str,
+    ) -> Result<(), async_nats::Error> {
         let (store, js, subjects) = (&self.store, &self.js, &self.subjects);
         let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
         let mut acks = Vec::with_capacity(batch.len() * 2);
@@ -454,9 +502,9 @@ impl Publisher {
                 &[okey_platform::metrics::KeyValue::new("via", via)],
             );
         }
-        let done: Vec<i64> = batch.iter().map(|e| e.position).collect();
-        if !done.is_empty() {
-            store.mark_published(&done).await?;
+        if !batch.is_empty() {
+            self.acked.extend(batch.iter().map(|e| e.position));
+            self.acked_since.get_or_insert_with(Instant::now);
         }
         Ok(())
     }
