@@ -7,8 +7,8 @@
 //! measured is the service, not the bots' gRPC clients sharing its runtime; both still share this
 //! machine's cores with PostgreSQL, NATS and Redis, so the CPU each used is printed too.
 //! `--in-process` runs the service inside the bench process instead. `--pool N` sets the
-//! service's PostgreSQL connections (and the raw inserts'): by default the number of tables, at
-//! most 16 (more only adds context switches on a small machine; commits still group).
+//! service's PostgreSQL connections: by default those of the raw inserts, the number of tables
+//! at most 16 (more only adds context switches on a small machine; commits still group).
 //! `--commit-groups N` sets the service's `database.commit_groups` (group commits in flight, 2 by
 //! default).
 //!
@@ -158,8 +158,11 @@ async fn main() {
         eprintln!("start the infrastructure first: deploy/infra.sh up");
         std::process::exit(2);
     };
-    // PostgreSQL connections of the service, and of the raw inserts after it.
-    let connections = arg("--pool", tables.clamp(4, 16) as u64) as usize;
+    // PostgreSQL connections of the raw inserts: as many as the tables, at most 16 (more only
+    // adds context switches on a small machine; commits still group). The service's: the same,
+    // unless `--pool` says otherwise (the baseline does not change with it).
+    let raw_connections = tables.clamp(4, 16);
+    let connections = arg("--pool", raw_connections as u64) as usize;
     let mut env = infra.env_for(ServiceKind::Table, 0);
     env.retain(|(k, _)| k != "OKEY_DATABASE__MAX_CONNECTIONS");
     env.push((
@@ -197,7 +200,7 @@ async fn main() {
     let deadline = Instant::now() + Duration::from_secs(30);
     let pool = loop {
         match PgPoolOptions::new()
-            .max_connections(connections as u32)
+            .max_connections(raw_connections as u32)
             .connect(settings.database.url.expose())
             .await
         {
@@ -311,7 +314,7 @@ async fn main() {
     let raw = inserts.load(Ordering::Relaxed) as f64 / raw_seconds as f64;
 
     println!(
-        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s, pool {connections}, commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
+        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s, pool {connections} (raw inserts {raw_connections}), commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
         think.as_millis(),
         elapsed.as_secs_f64()
     );
