@@ -119,8 +119,10 @@ async fn table_loop(
     let mut latencies = Vec::new();
     // The easy bot keeps no memory, so one (Send) value plays every seat.
     let mut bot = Easy;
-    let mut turn = clients[0].view(&table).await.unwrap().turn_seat as usize;
-    let mut view = clients[turn].view(&table).await.unwrap();
+    // Bots read the engine's form of the view only (as tools written against the engine do).
+    let form = pb::SeatViewForm::Engine;
+    let mut turn = clients[0].view_as(&table, form).await.unwrap().turn_seat as usize;
+    let mut view = clients[turn].view_as(&table, form).await.unwrap();
     while !stop.load(Ordering::Relaxed) {
         if view.summary.as_ref().unwrap().state != pb::TableState::Playing as i32 {
             break;
@@ -131,7 +133,7 @@ async fn table_loop(
         }
         let started = Instant::now();
         let r = clients[turn]
-            .submit(&table, &uuid(), command_to_proto(&command).unwrap())
+            .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)
             .await
             .expect("bot commands are legal");
         latencies.push(started.elapsed());
@@ -141,7 +143,7 @@ async fn table_loop(
         view = if next == turn {
             after
         } else {
-            clients[next].view(&table).await.unwrap()
+            clients[next].view_as(&table, form).await.unwrap()
         };
         turn = next;
     }

@@ -547,7 +547,24 @@ fn meld_to_proto(number: usize, m: &TableMeld) -> pb::Meld {
     }
 }
 
+/// The view in both forms (see [`view_in`]).
 fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
+    view_in(outcome, pb::SeatViewForm::Unspecified)
+}
+
+/// A request's `view_form`, or INVALID_ARGUMENT for a value this server does not know.
+fn view_form(value: i32) -> Result<pb::SeatViewForm, Status> {
+    pb::SeatViewForm::try_from(value).map_err(|_| {
+        status::invalid_argument(
+            "invalid_view_form",
+            "view_form",
+            format!("{value} is not a SeatViewForm: send 0 (both), 1 (typed) or 2 (engine)"),
+        )
+    })
+}
+
+/// The view in the forms `form` asks for.
+fn view_in(outcome: &Outcome, form: pb::SeatViewForm) -> pb::SeatView {
     let s = &outcome.summary;
     let mut out = pb::SeatView {
         table: format!("tables/{}", s.table_id),
@@ -563,6 +580,12 @@ fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
     let seat = v.seat as usize;
     out.phase = phase_of(v) as i32;
     out.turn_seat = v.turn_seat as i32;
+    if form != pb::SeatViewForm::Typed {
+        out.engine_view = serde_json::to_string(v).expect("views serialize");
+    }
+    if form == pb::SeatViewForm::Engine {
+        return out;
+    }
     out.rack = v.rack.iter().map(|t| t.name().to_owned()).collect();
     out.indicator = v.indicator.name().to_owned();
     out.okey = v.okey.tile().name().to_owned();
@@ -593,7 +616,6 @@ fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
         .side_discard
         .map(|t| t.name().to_owned())
         .unwrap_or_default();
-    out.engine_view = serde_json::to_string(v).expect("views serialize");
     out
 }
 
@@ -972,11 +994,12 @@ impl TableService for TableApi {
     ) -> Result<Response<pb::GetSeatViewResponse>, Status> {
         let caller = caller(&request)?;
         let id = table_id(&request.get_ref().table, "table")?;
+        let form = view_form(request.get_ref().view_form)?;
         let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
         if outcome.seat.is_none() {
             return Err(status_of(TableError::NotSeated.into()));
         }
-        let mut view = view_to_proto(&outcome);
+        let mut view = view_in(&outcome, form);
         view.summary = Some(self.table_with_presence(&outcome.summary).await);
         Ok(Response::new(pb::GetSeatViewResponse { view: Some(view) }))
     }
@@ -990,6 +1013,7 @@ impl TableService for TableApi {
         not_too_large(&r)?;
         let id = table_id(&r.table, "table")?;
         let rid = request_id(&r.request_id)?;
+        let form = view_form(r.view_form)?;
         let command = command_from_proto(r.command.as_ref())?;
         let expected = r
             .expected_version
@@ -1031,7 +1055,7 @@ impl TableService for TableApi {
                 .iter()
                 .map(|(_, shown)| event_to_proto(shown))
                 .collect(),
-            view: Some(view_to_proto(&outcome)),
+            view: Some(view_in(&outcome, form)),
         }))
     }
 

@@ -142,6 +142,7 @@ async fn a_retried_request_is_applied_once_and_racing_commands_leave_one_winner(
         table: table.clone(),
         command: Some(discard(tile)),
         expected_version: Some(version),
+        ..Default::default()
     };
     let (r1, r2) = (with_version(&rack[0]), with_version(&rack[1]));
     let (c1, c2) = (clients[2].clone(), clients[2].clone());
@@ -323,4 +324,83 @@ async fn the_update_stream_replays_then_follows_and_resumes_from_a_version() {
     };
     assert!(d.tile.is_empty(), "seat 2 never sees seat 1's tile");
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_comes_in_the_form_asked_for() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel, &app.settings, 1).await;
+    let c = &mut clients[0];
+
+    let both = c.view(&table).await.unwrap();
+    assert!(!both.rack.is_empty() && !both.engine_view.is_empty());
+    let typed = c.view_as(&table, pb::SeatViewForm::Typed).await.unwrap();
+    assert!(typed.engine_view.is_empty());
+    assert_eq!(
+        (
+            typed.rack.clone(),
+            typed.discards.len(),
+            typed.indicator.clone()
+        ),
+        (
+            both.rack.clone(),
+            both.discards.len(),
+            both.indicator.clone()
+        )
+    );
+    let engine = c.view_as(&table, pb::SeatViewForm::Engine).await.unwrap();
+    assert_eq!(engine.engine_view, both.engine_view);
+    assert!(engine.rack.is_empty() && engine.discards.is_empty() && engine.indicator.is_empty());
+    assert_eq!(
+        (engine.version, engine.seat, engine.turn_seat, engine.phase),
+        (both.version, both.seat, both.turn_seat, both.phase)
+    );
+    assert!(engine.summary.is_some());
+    let rack: Vec<String> = engine_view(&engine)
+        .rack
+        .iter()
+        .map(|t| t.to_string())
+        .collect();
+    assert_eq!(rack, both.rack, "the engine form holds the same rack");
+
+    // A form this server does not know is refused, and the command is not played.
+    let unknown = c
+        .api
+        .get_seat_view(c.req(pb::GetSeatViewRequest {
+            table: table.clone(),
+            view_form: 9,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::InvalidArgument);
+    assert_eq!(reason(&unknown), "invalid_view_form");
+    let tile = both.rack.last().unwrap().clone();
+    let refused = c
+        .api
+        .submit_command(c.req(pb::SubmitCommandRequest {
+            request_id: uuid(),
+            table: table.clone(),
+            command: Some(discard(&tile)),
+            view_form: 9,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&refused), "invalid_view_form");
+    assert_eq!(c.view(&table).await.unwrap().version, both.version);
+
+    // A command answers in the form it asks for.
+    let played = c
+        .submit_as(&table, &uuid(), discard(&tile), pb::SeatViewForm::Engine)
+        .await
+        .unwrap();
+    let view = played.view.unwrap();
+    assert!(view.rack.is_empty());
+    assert_eq!(engine_view(&view).rack.len(), rack.len() - 1);
+    assert_eq!(view.version, played.version);
+    assert!(played.version > both.version);
 }

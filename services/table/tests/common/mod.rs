@@ -172,10 +172,19 @@ impl Client {
     }
 
     pub async fn view(&mut self, table: &str) -> Result<pb::SeatView, Status> {
+        self.view_as(table, pb::SeatViewForm::Unspecified).await
+    }
+
+    pub async fn view_as(
+        &mut self,
+        table: &str,
+        form: pb::SeatViewForm,
+    ) -> Result<pb::SeatView, Status> {
         Ok(self
             .api
             .get_seat_view(self.req(pb::GetSeatViewRequest {
                 table: table.to_owned(),
+                view_form: form as i32,
             }))
             .await?
             .into_inner()
@@ -189,6 +198,17 @@ impl Client {
         request_id: &str,
         command: pb::Command,
     ) -> Result<pb::SubmitCommandResponse, Status> {
+        self.submit_as(table, request_id, command, pb::SeatViewForm::Unspecified)
+            .await
+    }
+
+    pub async fn submit_as(
+        &mut self,
+        table: &str,
+        request_id: &str,
+        command: pb::Command,
+        form: pb::SeatViewForm,
+    ) -> Result<pb::SubmitCommandResponse, Status> {
         Ok(self
             .api
             .submit_command(self.req(pb::SubmitCommandRequest {
@@ -196,6 +216,7 @@ impl Client {
                 table: table.to_owned(),
                 command: Some(command),
                 expected_version: None,
+                view_form: form as i32,
             }))
             .await?
             .into_inner())
