@@ -12,7 +12,9 @@ const PROTOS: &[&str] = &[
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let proto_root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    // Read when the script runs, not baked in when it compiles: a compiled script reused from a
+    // checkout elsewhere (same sources, shared target directory) must still read this one.
+    let proto_root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
     // The contracts live outside this package: without this, editing them rebuilds nothing.
     println!("cargo:rerun-if-changed=../../proto");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
