@@ -169,8 +169,9 @@ const LAG_WARNING_MS: i64 = 1_000;
 const LAG_WARNING_EVERY: Duration = Duration::from_secs(10);
 
 /// Acked events' outbox rows are deleted together, once this many are waiting or this long after
-/// the first of them was acked: one statement for many batches. Well under [`SWEEP_AGE`], so the sweep does not take acked rows for lost ones
-/// (and if it did, JetStream drops the copy as a duplicate).
+/// the first of them was acked: one statement for many batches. Well under [`SWEEP_AGE`], so the
+/// sweep does not take acked rows for lost ones (and if it did, JetStream drops the copy as a
+/// duplicate).
 const DELETE_EVERY: Duration = Duration::from_millis(100);
 const DELETE_AT: usize = 4096;
 
@@ -433,7 +434,11 @@ impl Publisher {
         if !due || self.acked.is_empty() {
             return Ok(());
         }
-        self.store.mark_published(&self.acked).await?;
+        if let Err(e) = self.store.mark_published(&self.acked).await {
+            // Not again at once (the loop would spin while the database is away): after RETRY.
+            self.acked_since = Some(Instant::now() + RETRY);
+            return Err(e);
+        }
         self.acked.clear();
         self.acked_since = None;
         Ok(())

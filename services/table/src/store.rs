@@ -206,10 +206,9 @@ impl Store {
     /// ([`Store::latest`]). Spawns the groups' tasks on the current runtime; they end when the
     /// last clone of the store is dropped.
     pub fn grouping(pool: PgPool, slots: usize) -> Store {
-        let plain = Store::new(pool.clone());
         Store {
             group: Some(Group::start(pool.clone(), slots)),
-            reads: Some(Reads::start(plain)),
+            reads: Some(Reads::start(pool.clone())),
             pool,
         }
     }
@@ -257,17 +256,7 @@ impl Store {
         after: u64,
         limit: i64,
     ) -> Result<Vec<Recorded>, sqlx::Error> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM events WHERE stream_id = $1 AND version > $2 \
-             ORDER BY version LIMIT $3"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(stream_id(table_id))
-            .bind(after as i64)
-            .bind(limit)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(decode).collect()
+        load_after(&self.pool, table_id, after, limit).await
     }
 
     /// The stored deal seeds of a table.
@@ -375,6 +364,25 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// [`Store::load_after`] on `pool`.
+async fn load_after(
+    pool: &PgPool,
+    table_id: Uuid,
+    after: u64,
+    limit: i64,
+) -> Result<Vec<Recorded>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT position, event_id, stream_id, version, payload, metadata, recorded_at \
+         FROM events WHERE stream_id = $1 AND version > $2 ORDER BY version LIMIT $3",
+    )
+    .bind(stream_id(table_id))
+    .bind(after as i64)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    rows.iter().map(decode).collect()
 }
 
 /// One append's values, owned, as both statements bind them.
@@ -662,12 +670,12 @@ CROSS JOIN LATERAL (
 ORDER BY q.i, e.version";
 
 impl Reads {
-    fn start(store: Store) -> Reads {
+    fn start(pool: PgPool) -> Reads {
         let batches = Batches::start(READ_SLOTS, READ_MAX, move |reads: Vec<Read>| {
-            let store = store.clone();
+            let pool = pool.clone();
             async move {
                 if reads.len() > 1 {
-                    match read_group(&store.pool, &reads).await {
+                    match read_group(&pool, &reads).await {
                         Ok(mut found) => {
                             for (i, read) in reads.into_iter().enumerate() {
                                 let _ = read
@@ -682,9 +690,7 @@ impl Reads {
                     }
                 }
                 for read in reads {
-                    let events = store
-                        .load_after(read.table_id, read.after, read.limit)
-                        .await;
+                    let events = load_after(&pool, read.table_id, read.after, read.limit).await;
                     let _ = read.reply.send(events);
                 }
             }
