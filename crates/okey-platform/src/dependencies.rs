@@ -25,6 +25,9 @@ pub struct Needs {
     pub postgres: Option<&'static Migrator>,
     /// NATS with JetStream.
     pub nats: bool,
+    /// NATS: the server does not deliver what this connection publishes to this connection's
+    /// own subscriptions (a publisher that follows the same subjects only hears the others).
+    pub nats_no_echo: bool,
     /// Redis.
     pub redis: bool,
 }
@@ -101,7 +104,10 @@ impl Dependencies {
         };
 
         let (nats, jetstream) = if needs.nats {
-            let (client, js) = retry("nats", deadline, || connect_nats(settings)).await?;
+            let (client, js) = retry("nats", deadline, || {
+                connect_nats(settings, needs.nats_no_echo)
+            })
+            .await?;
             (Some(client), Some(js))
         } else {
             (None, None)
@@ -213,9 +219,13 @@ async fn connect_postgres(settings: &Settings) -> Result<PgPool, String> {
 
 async fn connect_nats(
     settings: &Settings,
+    no_echo: bool,
 ) -> Result<(async_nats::Client, async_nats::jetstream::Context), String> {
-    let client = async_nats::ConnectOptions::new()
-        .connection_timeout(Duration::from_secs(2))
+    let mut options = async_nats::ConnectOptions::new().connection_timeout(Duration::from_secs(2));
+    if no_echo {
+        options = options.no_echo();
+    }
+    let client = options
         .connect(settings.nats.url.as_str())
         .await
         .map_err(|e| e.to_string())?;

@@ -24,6 +24,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/accounts");
 const NEEDS: Needs = Needs {
     postgres: Some(&MIGRATOR),
     nats: true,
+    nats_no_echo: false,
     redis: true,
 };
 

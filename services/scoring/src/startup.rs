@@ -19,6 +19,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/scoring");
 const NEEDS: Needs = Needs {
     postgres: Some(&MIGRATOR),
     nats: true,
+    nats_no_echo: false,
     redis: false,
 };
 

@@ -14,20 +14,29 @@
 //!
 //! `--watch` also opens every player's `WatchTable` update stream (as the app does) and counts
 //! what arrives. By default every bot answers at once (a closed loop: the service is saturated, and what is
-//! measured is its throughput). `--think-ms N` makes each bot think N ms before each command, as
-//! players do, so the latency is measured at a load the machine carries.
+//! measured is its throughput). `--think-ms N` makes each bot think about N ms before each
+//! command, as players do, so the latency is measured at a load the machine carries: each pause
+//! is drawn between half and one and a half of N, so the tables are not in step (with the same
+//! pause everywhere, all the tables' commands arrived together every N ms, and the last of each
+//! wave waited for the other 99). The raw inserts pause the same way.
 //!
 //! The raw inserts' latency is printed beside the commands' (at the same concurrency a closed
 //! loop's latency is concurrency / rate, whatever the work). After play stops, the bench waits
 //! for the outbox to drain and prints how far JetStream publishing was behind.
 //!
-//! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`.
+//! `--rounds N` alternates N times: play for `--seconds`, pause, raw inserts (at most 10 s). Each
+//! round's ratio is against the raw rate measured right after it, so the machine's drift over a
+//! run (other load, the disk) shows as spread between rounds instead of biasing one figure; the
+//! median and range are printed with the totals.
+//!
+//! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`
+//! (add `--rounds 5` for a figure that holds on a noisy machine).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -35,6 +44,8 @@ use okey_bots::{Bot, Easy};
 use okey_platform::testing::TestInfra;
 use okey_platform::{ServiceKind, Settings};
 use okey_proto::v1 as pb;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
 use sqlx::postgres::PgPoolOptions;
 use table::grpc::command_to_proto;
 
@@ -81,16 +92,63 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// A player's pauses: each drawn uniformly between half and one and a half of `think` (zero when
+/// `think` is zero), from a generator of its own.
+struct Pauses {
+    think: Duration,
+    rng: ChaCha8Rng,
+}
+
+impl Pauses {
+    fn new(think: Duration, seed: u64) -> Pauses {
+        Pauses {
+            think,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// Sleeps for the next pause.
+    async fn pause(&mut self) {
+        if self.think.is_zero() {
+            return;
+        }
+        let unit = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        tokio::time::sleep(self.think.mul_f64(0.5 + unit)).await;
+    }
+}
+
+/// Which play phase the bench is in: `round` is the round being played (1, 2, ...) or 0 while
+/// play is paused (the raw inserts run); `stop` ends play.
+struct Phase {
+    round: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl Phase {
+    /// Waits while play is paused; the round to play in, or `None` once play stops.
+    async fn playing(&self) -> Option<usize> {
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            match self.round.load(Ordering::Relaxed) {
+                0 => tokio::time::sleep(Duration::from_millis(2)).await,
+                round => return Some(round),
+            }
+        }
+    }
+}
+
 /// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
-/// after hand until `stop`; returns each command's latency.
+/// after hand while `phase` says so; returns each command's round and latency.
 async fn table_loop(
     channel: tonic::transport::Channel,
     settings: Settings,
     start: Arc<tokio::sync::Barrier>,
-    stop: Arc<AtomicBool>,
-    think: Duration,
+    phase: Arc<Phase>,
+    mut pauses: Pauses,
     watched: Option<Arc<AtomicU64>>,
-) -> Vec<Duration> {
+) -> Vec<(usize, Duration)> {
     let (table, mut clients) = seated_table(channel, &settings, 1000).await;
     if let Some(watched) = &watched {
         // Each player also follows the table on its update stream, as the app does.
@@ -104,10 +162,10 @@ async fn table_loop(
                 .await
                 .expect("the update stream opens")
                 .into_inner();
-            let (watched, stop) = (watched.clone(), stop.clone());
+            let (watched, phase) = (watched.clone(), phase.clone());
             tokio::spawn(async move {
                 while let Ok(Some(_)) = stream.message().await {
-                    if stop.load(Ordering::Relaxed) {
+                    if phase.stop.load(Ordering::Relaxed) {
                         break;
                     }
                     watched.fetch_add(1, Ordering::Relaxed);
@@ -123,20 +181,21 @@ async fn table_loop(
     let form = pb::SeatViewForm::Engine;
     let mut turn = clients[0].view_as(&table, form).await.unwrap().turn_seat as usize;
     let mut view = clients[turn].view_as(&table, form).await.unwrap();
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         if view.summary.as_ref().unwrap().state != pb::TableState::Playing as i32 {
             break;
         }
         let command = bot.act(&engine_view(&view));
-        if !think.is_zero() {
-            tokio::time::sleep(think).await;
-        }
+        pauses.pause().await;
+        let Some(round) = phase.playing().await else {
+            break;
+        };
         let started = Instant::now();
         let r = clients[turn]
             .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)
             .await
             .expect("bot commands are legal");
-        latencies.push(started.elapsed());
+        latencies.push((round, started.elapsed()));
         let after = r.view.unwrap();
         let next = after.turn_seat as usize;
         // The next seat acts on its own view; the same seat goes on with the view it got back.
@@ -150,10 +209,70 @@ async fn table_loop(
     latencies
 }
 
+/// Waits (at most a minute) for the outbox to be empty: every event on JetStream. Returns the
+/// rows there when called, those left, and how long it waited.
+async fn drain_outbox(pool: &sqlx::PgPool) -> (i64, i64, Duration) {
+    let backlog = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM outbox")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    };
+    let unpublished = backlog().await;
+    let started = Instant::now();
+    let mut left = unpublished;
+    while left > 0 && started.elapsed() < Duration::from_secs(60) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        left = backlog().await;
+    }
+    (unpublished, left, started.elapsed())
+}
+
+/// Single-row inserts (one transaction each) from `concurrency` tasks for `seconds`, each task
+/// pausing like a player thinking `think` ([`Pauses`]) before each insert: how many, and each
+/// one's latency.
+async fn raw_inserts(
+    pool: &sqlx::PgPool,
+    concurrency: usize,
+    think: Duration,
+    seconds: u64,
+) -> (u64, Vec<Duration>) {
+    let inserts = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for i in 0..concurrency {
+        let (pool, inserts, stop) = (pool.clone(), inserts.clone(), stop.clone());
+        let mut pauses = Pauses::new(think, 1_000_000 + i as u64);
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                pauses.pause().await;
+                let started = Instant::now();
+                sqlx::query("INSERT INTO bench_raw (payload) VALUES ($1)")
+                    .bind(serde_json::json!({"type": "TileDiscarded", "seat": 1, "tile": "R7"}))
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+                latencies.push(started.elapsed());
+                inserts.fetch_add(1, Ordering::Relaxed);
+            }
+            latencies
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut latencies = Vec::new();
+    for t in tasks {
+        latencies.extend(t.await.unwrap());
+    }
+    (inserts.load(Ordering::Relaxed), latencies)
+}
+
 #[tokio::main]
 async fn main() {
     let tables = arg("--tables", 20) as usize;
     let seconds = arg("--seconds", 15);
+    let rounds = arg("--rounds", 1).max(1) as usize;
     let think = Duration::from_millis(arg("--think-ms", 0));
     let watched = flag("--watch").then(|| Arc::new(AtomicU64::new(0)));
     let Some(infra) = TestInfra::from_env() else {
@@ -190,7 +309,7 @@ async fn main() {
         env.retain(|(k, _)| k != "OKEY_SERVER__PORT");
         env.push(("OKEY_SERVER__PORT".into(), port.to_string()));
         let settings = settings_from_env(&env);
-        (None, Some(Service(spawn_binary(&env))), port, settings)
+        (None, Some(Running(spawn_binary(&env))), port, settings)
     };
     // A few HTTP/2 connections, shared by the tables' clients.
     let mut channels = Vec::new();
@@ -220,7 +339,17 @@ async fn main() {
         .await
         .unwrap();
 
-    let stop = Arc::new(AtomicBool::new(false));
+    sqlx::query(
+        "CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, payload jsonb NOT NULL)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let phase = Arc::new(Phase {
+        round: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+    });
     let start = Arc::new(tokio::sync::Barrier::new(tables + 1));
     let mut tasks = Vec::new();
     for i in 0..tables {
@@ -228,8 +357,8 @@ async fn main() {
             channels[i % channels.len()].clone(),
             settings.clone(),
             start.clone(),
-            stop.clone(),
-            think,
+            phase.clone(),
+            Pauses::new(think, i as u64),
             watched.clone(),
         )));
     }
@@ -237,88 +366,69 @@ async fn main() {
     tokio::time::timeout(Duration::from_secs(120), start.wait())
         .await
         .expect("every table is seated within 2 minutes");
-    let watched_before = watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed));
     let service_pid = child.as_ref().map(|c| c.0.id());
-    let cpu_before = (
-        service_pid.map_or(0.0, cpu_seconds),
-        cpu_seconds(std::process::id()),
-    );
-    let started = Instant::now();
-    tokio::time::sleep(Duration::from_secs(seconds)).await;
-    stop.store(true, Ordering::Relaxed);
-    let watched_during = watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed)) - watched_before;
+    let raw_seconds = seconds.min(10);
+    let progress = rounds > 1;
+    let mut played = Duration::ZERO;
+    let mut watched_during = 0;
+    let mut cpu = (0.0, 0.0);
+    let mut backlog_seen = Vec::new();
+    let mut raw_rates = Vec::new();
+    let mut raw_latencies = Vec::new();
+    for round in 1..=rounds {
+        // Play.
+        let watched_before = watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed));
+        let cpu_before = (
+            service_pid.map_or(0.0, cpu_seconds),
+            cpu_seconds(std::process::id()),
+        );
+        let started = Instant::now();
+        phase.round.store(round, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
+        phase.round.store(0, Ordering::Relaxed);
+        played += started.elapsed();
+        watched_during +=
+            watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed)) - watched_before;
+        cpu.0 += service_pid.map_or(0.0, cpu_seconds) - cpu_before.0;
+        cpu.1 += cpu_seconds(std::process::id()) - cpu_before.1;
+        // Let the commands in flight finish and JetStream publishing catch up, so the raw
+        // inserts have the machine to themselves.
+        backlog_seen.push(drain_outbox(&pool).await);
+        // The raw rate: single-row inserts (one transaction each) at the same concurrency.
+        let (inserts, latencies) = raw_inserts(&pool, tables, think, raw_seconds).await;
+        raw_rates.push(inserts as f64 / raw_seconds as f64);
+        raw_latencies.extend(latencies);
+        if progress {
+            eprintln!("round {round}/{rounds} done");
+        }
+    }
+    phase.stop.store(true, Ordering::Relaxed);
+    let mut by_round = vec![0usize; rounds + 1];
     let mut latencies = Vec::new();
     for t in tasks {
-        latencies.extend(t.await.unwrap());
+        for (round, latency) in t.await.unwrap() {
+            by_round[round] += 1;
+            latencies.push(latency);
+        }
     }
-    let elapsed = started.elapsed();
-    let cpu = (
-        service_pid.map_or(0.0, cpu_seconds) - cpu_before.0,
-        cpu_seconds(std::process::id()) - cpu_before.1,
-    );
     latencies.sort();
-    let commands = latencies.len();
-    let rate = commands as f64 / elapsed.as_secs_f64();
-
-    // How far behind JetStream publishing was: the outbox holds what is not on JetStream yet.
-    let backlog = || async {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM outbox")
-            .fetch_one(&pool)
-            .await
-            .unwrap()
-    };
-    let unpublished = backlog().await;
-    let drain_started = Instant::now();
-    while backlog().await > 0 && drain_started.elapsed() < Duration::from_secs(60) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let drained = drain_started.elapsed();
-    let left = backlog().await;
-
-    // The raw rate: single-row inserts (one transaction each) at the same concurrency.
-    sqlx::query(
-        "CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, payload jsonb NOT NULL)",
-    )
-    .execute(&pool)
-    .await
-    .unwrap();
-    let inserts = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut tasks = Vec::new();
-    for _ in 0..tables {
-        let (pool, inserts, stop) = (pool.clone(), inserts.clone(), stop.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            while !stop.load(Ordering::Relaxed) {
-                if !think.is_zero() {
-                    tokio::time::sleep(think).await;
-                }
-                let started = Instant::now();
-                sqlx::query("INSERT INTO bench_raw (payload) VALUES ($1)")
-                    .bind(serde_json::json!({"type": "TileDiscarded", "seat": 1, "tile": "R7"}))
-                    .execute(&pool)
-                    .await
-                    .unwrap();
-                latencies.push(started.elapsed());
-                inserts.fetch_add(1, Ordering::Relaxed);
-            }
-            latencies
-        }));
-    }
-    let raw_seconds = seconds.min(10);
-    tokio::time::sleep(Duration::from_secs(raw_seconds)).await;
-    stop.store(true, Ordering::Relaxed);
-    let mut raw_latencies = Vec::new();
-    for t in tasks {
-        raw_latencies.extend(t.await.unwrap());
-    }
     raw_latencies.sort();
-    let raw = inserts.load(Ordering::Relaxed) as f64 / raw_seconds as f64;
+    let commands = latencies.len();
+    let rate = commands as f64 / played.as_secs_f64();
+    let raw = raw_rates.iter().sum::<f64>() / rounds as f64;
+    let (unpublished, left, drained) = backlog_seen.last().copied().unwrap_or_default();
 
     println!(
-        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s, pool {connections} (raw inserts {raw_connections}), commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
+        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s{}, pool {connections} (raw inserts {raw_connections}), commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
         think.as_millis(),
-        elapsed.as_secs_f64()
+        played.as_secs_f64(),
+        if rounds > 1 {
+            format!(
+                " in {rounds} rounds of {seconds} s, each followed by {raw_seconds} s of raw inserts"
+            )
+        } else {
+            String::new()
+        }
     );
     println!("commands: {commands}, {rate:.0} commands/s");
     if watched.is_some() {
@@ -327,7 +437,7 @@ async fn main() {
             tables * 4
         );
     }
-    let wall = elapsed.as_secs_f64();
+    let wall = played.as_secs_f64();
     if in_process {
         println!(
             "CPU while playing: service and bot clients (one process) {:.1} s ({:.0}% of a core)",
@@ -360,6 +470,27 @@ async fn main() {
         percentile(&raw_latencies, 0.50).as_secs_f64() * 1e3,
         percentile(&raw_latencies, 0.99).as_secs_f64() * 1e3
     );
+    if rounds > 1 {
+        // Each round's ratio against the raw inserts measured right after it: drift of the
+        // machine (other load, the disk) over the run shows as spread, not as bias.
+        let mut ratios = Vec::new();
+        for round in 1..=rounds {
+            let rate = by_round[round] as f64 / seconds as f64;
+            let ratio = rate / raw_rates[round - 1];
+            println!(
+                "round {round}: {rate:.0} commands/s, raw {:.0} inserts/s, ratio {ratio:.2}",
+                raw_rates[round - 1]
+            );
+            ratios.push(ratio);
+        }
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "ratio per round: median {:.2}, min {:.2}, max {:.2} (goal >= 0.5)",
+            ratios[ratios.len() / 2],
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
     println!(
         "ratio commands/s : inserts/s = {:.2} (goal >= 0.5)",
         rate / raw
@@ -369,14 +500,4 @@ async fn main() {
         app.stop().await;
     }
     drop(child);
-}
-
-/// The service's process, stopped when the bench ends (or panics).
-struct Service(std::process::Child);
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

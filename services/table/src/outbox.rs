@@ -44,7 +44,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::domain::{Seed, Shown, show};
-use crate::service::Tables;
+use crate::service::Sightings;
 use crate::store::{Recorded, Store};
 
 /// One message on a table subject.
@@ -179,7 +179,8 @@ const DELETE_AT: usize = 4096;
 const PUBLISHER_CONNECTIONS: u32 = 2;
 
 /// Starts the publisher on a thread of its own, with its own runtime, NATS connection and
-/// PostgreSQL pool (connected with the same retries as the service's).
+/// PostgreSQL pool (connected with the same retries as the service's). The same thread follows
+/// the other replicas' events ([`follow`]) and tells `sightings`.
 ///
 /// Publishing is a chain of short waits (hand a message to the NATS connection, wait for its ack,
 /// delete the rows); on the service's runtime each wake-up queued behind every gRPC call in
@@ -191,6 +192,7 @@ pub fn start(
     migrator: &'static sqlx::migrate::Migrator,
     subjects: Subjects,
     queue: OutboxQueue,
+    sightings: Sightings,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let mut settings = settings.clone();
     settings.database.max_connections = PUBLISHER_CONNECTIONS;
@@ -205,6 +207,9 @@ pub fn start(
                 let needs = okey_platform::Needs {
                     postgres: Some(migrator),
                     nats: true,
+                    // What this connection publishes is not delivered back to its follower:
+                    // the process knows its own appends already.
+                    nats_no_echo: true,
                     redis: false,
                 };
                 let dependencies = loop {
@@ -218,13 +223,22 @@ pub fn start(
                 };
                 let store = Store::new(dependencies.postgres.clone().expect("postgres is needed"));
                 let js = dependencies.jetstream.clone().expect("nats is needed");
-                run(store, js, subjects, queue).await;
+                let client = dependencies.nats.clone().expect("nats is needed");
+                let follower = tokio::spawn(follow(client, subjects.clone(), sightings.clone()));
+                run(store, js, subjects, queue, sightings).await;
+                follower.abort();
             });
         })
 }
 
 /// Publishes queued events, and sweeps the outbox, until every [`Outbox`] is dropped.
-pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut queue: OutboxQueue) {
+pub async fn run(
+    store: Store,
+    js: jetstream::Context,
+    subjects: Subjects,
+    mut queue: OutboxQueue,
+    sightings: Sightings,
+) {
     let meter = okey_platform::metrics::meter();
     let mut publisher = Publisher {
         store,
@@ -243,6 +257,7 @@ pub async fn run(store: Store, js: jetstream::Context, subjects: Subjects, mut q
             ])
             .build(),
         published: HashMap::new(),
+        sightings,
         acked: Vec::new(),
         acked_since: None,
     };
@@ -339,6 +354,9 @@ struct Publisher {
     /// Per table, the last version this publisher knows JetStream holds (it published every
     /// version up to it, or saw them gone from the outbox).
     published: HashMap<Uuid, u64>,
+    /// Told of every table version published here: events swept from the outbox may be another
+    /// (crashed) replica's, which this process's streams have not heard of.
+    sightings: Sightings,
     /// Outbox rows (positions) of acked events, not deleted yet, and when the first was acked.
     acked: Vec<i64>,
     acked_since: Option<Instant>,
@@ -507,6 +525,14 @@ impl Publisher {
                 &[okey_platform::metrics::KeyValue::new("via", via)],
             );
         }
+        let mut reached: HashMap<Uuid, u64> = HashMap::new();
+        for e in batch {
+            let v = reached.entry(e.table_id).or_default();
+            *v = (*v).max(e.version);
+        }
+        for (table_id, version) in reached {
+            self.sightings.saw(table_id, version);
+        }
         if !batch.is_empty() {
             self.acked.extend(batch.iter().map(|e| e.position));
             self.acked_since.get_or_insert_with(Instant::now);
@@ -544,9 +570,11 @@ async fn publish(
         .await?)
 }
 
-/// Wakes the local update streams when any replica publishes an event (core NATS subscription
-/// on the public subjects), so a stream served here sees commands applied elsewhere at once.
-pub async fn follow(client: async_nats::Client, subjects: Subjects, tables: Tables) {
+/// Wakes the local update streams when another replica publishes an event (core NATS
+/// subscription on the public subjects), so a stream served here sees commands applied elsewhere
+/// at once. On the publisher's connection, made with `no_echo`: this process's own events are
+/// not delivered back to it (its streams heard of them as they were appended).
+pub async fn follow(client: async_nats::Client, subjects: Subjects, sightings: Sightings) {
     use tonic::codegen::tokio_stream::StreamExt;
     let mut sub = match client.subscribe(subjects.all_public()).await {
         Ok(sub) => sub,
@@ -565,7 +593,7 @@ pub async fn follow(client: async_nats::Client, subjects: Subjects, tables: Tabl
             .and_then(|h| h.get("Okey-Version"))
             .and_then(|v| v.as_str().parse::<u64>().ok());
         if let Some(version) = version {
-            tables.saw_version(table_id, version);
+            sightings.saw(table_id, version);
         }
     }
 }

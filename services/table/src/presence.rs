@@ -5,10 +5,14 @@
 //! Key: `{prefix}:presence:{table}`, a hash `players/{id}` → `{ms}:{how}` where `how` is `s`
 //! (a stream is open; refreshed every third of `live.connected_ms` while it stays open), `h` (a
 //! heartbeat or a command) or `c` (the stream closed). It expires a while after the last write.
+//!
+//! Reads are served from memory for [`READ_FOR`] after a table's records were read (views come
+//! several times a second per table; presence moves in seconds): another replica's write shows
+//! here at most that late. This process's own writes show at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use okey_platform::LiveSettings;
 use redis::aio::ConnectionManager;
@@ -91,6 +95,65 @@ pub struct Presences {
     clock: Arc<dyn Clock>,
     settings: LiveSettings,
     written: Arc<WriteMemo>,
+    read: Arc<ReadMemo>,
+}
+
+/// How long a table's records read from Redis serve its views.
+pub const READ_FOR: Duration = Duration::from_secs(1);
+/// Tables whose records are kept in memory before stale ones are dropped.
+const READ_CAPACITY: usize = 10_000;
+
+/// A table's presence records: player → when and how last seen.
+type Records = HashMap<String, (u64, Seen)>;
+
+/// Per table, the records last read from Redis (and written here since), and when they were
+/// read (`None`: only written here, never read).
+#[derive(Default)]
+struct ReadMemo {
+    tables: Mutex<HashMap<Uuid, (Option<Instant>, Records)>>,
+}
+
+impl ReadMemo {
+    /// The table's records, if they were read less than [`READ_FOR`] ago.
+    fn fresh(&self, table: Uuid) -> Option<Records> {
+        let tables = self.tables.lock().expect("presence reads lock");
+        tables
+            .get(&table)
+            .filter(|(at, _)| at.is_some_and(|at| at.elapsed() < READ_FOR))
+            .map(|(_, records)| records.clone())
+    }
+
+    /// Keeps what was just read (the read began at `read_at`, `read_from_ms` by the service's
+    /// clock). A record written here while the read was on its way, and newer than what it
+    /// found, stays.
+    fn keep(&self, table: Uuid, read_at: Instant, read_from_ms: u64, mut records: Records) {
+        let mut tables = self.tables.lock().expect("presence reads lock");
+        if let Some((_, known)) = tables.get(&table) {
+            for (player, record) in known {
+                if record.0 >= read_from_ms && records.get(player).is_none_or(|r| r.0 < record.0) {
+                    records.insert(player.clone(), *record);
+                }
+            }
+        }
+        if tables.len() >= READ_CAPACITY {
+            tables.retain(|_, (at, _)| at.is_some_and(|at| at.elapsed() < READ_FOR));
+        }
+        tables.insert(table, (Some(read_at), records));
+    }
+
+    /// A record this process wrote shows at once: in the table's records in memory, or (none
+    /// yet) in those of a read that may be on its way.
+    fn wrote(&self, table: Uuid, player: &str, record: (u64, Seen)) {
+        let mut tables = self.tables.lock().expect("presence reads lock");
+        if tables.len() >= READ_CAPACITY && !tables.contains_key(&table) {
+            return;
+        }
+        tables
+            .entry(table)
+            .or_insert_with(|| (None, HashMap::new()))
+            .1
+            .insert(player.to_owned(), record);
+    }
 }
 
 /// Entries of a [`WriteMemo`] kept before old ones are dropped.
@@ -153,6 +216,7 @@ impl Presences {
             prefix: prefix.to_owned(),
             clock,
             written: Arc::new(WriteMemo::new(&settings)),
+            read: Arc::default(),
             settings,
         }
     }
@@ -181,7 +245,9 @@ impl Presences {
             .arg(self.settings.gone_ms.saturating_mul(4))
             .ignore()
             .exec_async(&mut conn)
-            .await
+            .await?;
+        self.read.wrote(table, player, (now, how));
+        Ok(())
     }
 
     /// The presence of each seat's occupant (`Unknown` for free seats and bots).
@@ -191,19 +257,29 @@ impl Presences {
         seats: &[Option<String>; 4],
         substituted: &[bool; 4],
     ) -> redis::RedisResult<[Presence; 4]> {
-        let mut conn = self.redis.clone();
-        let records: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
-            .arg(self.key(table))
-            .query_async(&mut conn)
-            .await?;
+        let records = match self.read.fresh(table) {
+            Some(records) => records,
+            None => {
+                let (read_at, read_from_ms) = (Instant::now(), self.clock.now_ms());
+                let mut conn = self.redis.clone();
+                let stored: HashMap<String, String> = redis::cmd("HGETALL")
+                    .arg(self.key(table))
+                    .query_async(&mut conn)
+                    .await?;
+                let records: Records = stored
+                    .iter()
+                    .filter_map(|(player, r)| Some((player.clone(), parse_record(r)?)))
+                    .collect();
+                self.read
+                    .keep(table, read_at, read_from_ms, records.clone());
+                records
+            }
+        };
         let now = self.clock.now_ms();
         Ok(std::array::from_fn(|s| match &seats[s] {
-            Some(p) if p.starts_with("players/") => presence_of(
-                records.get(p).and_then(|r| parse_record(r)),
-                now,
-                &self.settings,
-                substituted[s],
-            ),
+            Some(p) if p.starts_with("players/") => {
+                presence_of(records.get(p).copied(), now, &self.settings, substituted[s])
+            }
             _ => Presence::Unknown,
         }))
     }
@@ -314,5 +390,35 @@ mod tests {
         // A clock that went back (a manual clock in tests) writes.
         assert!(memo.worth_writing(t, "players/c", Seen::Heartbeat, 10));
         assert_eq!(parse_record("12:x"), None);
+    }
+
+    #[test]
+    fn reads_are_kept_a_while_and_show_this_process_writes() {
+        let memo = ReadMemo::default();
+        let (t, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(memo.fresh(t), None);
+        // Written here before anything was read: not a read yet, but a read on its way keeps it.
+        memo.wrote(t, "players/a", (100, Seen::Streaming));
+        assert_eq!(memo.fresh(t), None);
+        let read = HashMap::from([
+            ("players/a".to_owned(), (90, Seen::Heartbeat)),
+            ("players/b".to_owned(), (95, Seen::Heartbeat)),
+        ]);
+        memo.keep(t, Instant::now(), 99, read);
+        let fresh = memo.fresh(t).unwrap();
+        assert_eq!(fresh["players/a"], (100, Seen::Streaming));
+        assert_eq!(fresh["players/b"], (95, Seen::Heartbeat));
+        // A write after the read shows at once; other tables are untouched.
+        memo.wrote(t, "players/b", (120, Seen::Closed));
+        assert_eq!(memo.fresh(t).unwrap()["players/b"], (120, Seen::Closed));
+        assert_eq!(memo.fresh(other), None);
+        // A record written here long before the read began does not outlive what Redis says
+        // (the key expired, or was flushed).
+        memo.keep(t, Instant::now(), 200, HashMap::new());
+        assert!(memo.fresh(t).unwrap().is_empty());
+        // A read older than READ_FOR is not served.
+        let old = Instant::now().checked_sub(READ_FOR).unwrap();
+        memo.keep(other, old, 0, HashMap::new());
+        assert_eq!(memo.fresh(other), None);
     }
 }

@@ -172,6 +172,33 @@ impl TableMetrics {
 /// A table nobody asked about for this long leaves memory ([`Tables::evict_idle`]).
 pub const IDLE_TABLE: Duration = Duration::from_secs(30 * 60);
 
+/// Wakes the update streams of this process when a table reached a version appended by any
+/// replica (see [`Tables::sightings`]). Holds the feeds weakly: it does not keep [`Tables`] alive.
+#[derive(Clone)]
+pub struct Sightings {
+    feeds: std::sync::Weak<Mutex<HashMap<Uuid, Arc<Feed>>>>,
+}
+
+impl Sightings {
+    /// Says `table_id` reached `version`; streams following it read on. Nothing if no stream
+    /// here follows the table, or the version is not newer than what this process knows.
+    pub fn saw(&self, table_id: Uuid, version: u64) {
+        let Some(feeds) = self.feeds.upgrade() else {
+            return;
+        };
+        let existing = feeds.lock().expect("feeds lock").get(&table_id).cloned();
+        if let Some(feed) = existing {
+            feed.version.send_if_modified(|v| {
+                let newer = version > *v;
+                if newer {
+                    *v = version;
+                }
+                newer
+            });
+        }
+    }
+}
+
 /// The tables this process serves.
 #[derive(Clone)]
 pub struct Tables {
@@ -265,22 +292,11 @@ impl Tables {
         self.cache.lock().expect("cache lock").len()
     }
 
-    /// Says a table reached `version` (called for events published by any replica).
-    pub fn saw_version(&self, table_id: Uuid, version: u64) {
-        let existing = self
-            .feeds
-            .lock()
-            .expect("feeds lock")
-            .get(&table_id)
-            .cloned();
-        if let Some(feed) = existing {
-            feed.version.send_if_modified(|v| {
-                let newer = version > *v;
-                if newer {
-                    *v = version;
-                }
-                newer
-            });
+    /// A handle that wakes this process's update streams when a table reaches a version
+    /// (given to the outbox publisher, which hears of other replicas' events).
+    pub fn sightings(&self) -> Sightings {
+        Sightings {
+            feeds: Arc::downgrade(&self.feeds),
         }
     }
 

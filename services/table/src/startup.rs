@@ -1,6 +1,6 @@
 //! Builds the table service from its settings: connects what it needs, migrates its database,
-//! creates the JetStream stream, starts the outbox publisher and the follower of other replicas'
-//! events, binds the gRPC host and mounts its API.
+//! creates the JetStream stream, starts the outbox publisher (which also follows the other
+//! replicas' events), binds the gRPC host and mounts its API.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -29,6 +29,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/table");
 const NEEDS: Needs = Needs {
     postgres: Some(&MIGRATOR),
     nats: true,
+    nats_no_echo: false,
     redis: true,
 };
 
@@ -116,14 +117,20 @@ impl Application {
         let chat = Chat::new(
             pool,
             redis,
-            client.clone(),
+            client,
             &settings.nats.subject_prefix,
             key_prefix,
             clock,
             settings.live.clone(),
         );
-        outbox::start(settings, &MIGRATOR, subjects.clone(), outbox_queue)
-            .map_err(StartupError::Publisher)?;
+        outbox::start(
+            settings,
+            &MIGRATOR,
+            subjects,
+            outbox_queue,
+            tables.sightings(),
+        )
+        .map_err(StartupError::Publisher)?;
         let idle = {
             let tables = tables.clone();
             async move {
@@ -139,7 +146,6 @@ impl Application {
         };
         let tasks = vec![
             tokio::spawn(idle),
-            tokio::spawn(outbox::follow(client, subjects, tables.clone())),
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),
         ];

@@ -1,6 +1,7 @@
 //! The table service as separate processes: `kill -9` in the middle of a hand, a restart, play
 //! continues and the JetStream subject holds every event exactly once in order; two processes
-//! serving one table at the same time stay consistent.
+//! serving one table at the same time stay consistent; an update stream served by one process
+//! follows commands made on the other as they are published.
 
 mod common;
 
@@ -147,8 +148,8 @@ async fn two_processes_serving_one_table_stay_consistent() {
     let base = infra.env_for(ServiceKind::Table, 0);
     let settings = settings_from_env(&base);
     let (pa, pb_) = (free_port(), free_port());
-    let mut a = spawn_binary(&env_on(&base, pa));
-    let mut b = spawn_binary(&env_on(&base, pb_));
+    let _a = Running(spawn_binary(&env_on(&base, pa)));
+    let _b = Running(spawn_binary(&env_on(&base, pb_)));
     let (ca, cb) = (connect(pa).await, connect(pb_).await);
 
     let mut admin = Client::new(ca.clone(), &settings, "admin", &["admin"]);
@@ -210,8 +211,63 @@ async fn two_processes_serving_one_table_stay_consistent() {
     check_received(&events, &seeds, &received);
     assert_eq!(check_scores(&events, &seeds), 1);
     assert_published_once_in_order(&infra, &settings, &table, &events).await;
-    for child in [&mut a, &mut b] {
-        child.kill().unwrap();
-        child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_published() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let base = infra.env_for(ServiceKind::Table, 0);
+    let settings = settings_from_env(&base);
+    let (pa, pb_) = (free_port(), free_port());
+    let _a = Running(spawn_binary(&env_on(&base, pa)));
+    let _b = Running(spawn_binary(&env_on(&base, pb_)));
+    let (ca, cb) = (connect(pa).await, connect(pb_).await);
+    let (table, mut clients) = seated_table(ca, &settings, 1).await;
+    // Seat 0's player follows the table on process B; everyone plays on process A.
+    let watcher = Client::new(cb, &settings, &clients[0].id, &["player"]);
+    let version = clients[0].view(&table).await.unwrap().version;
+    let mut stream = watcher
+        .api
+        .clone()
+        .watch_table(watcher.req(pb::WatchTableRequest {
+            table: table.clone(),
+            after_version: version,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    // Process B hears of A's events on NATS and wakes the stream at once; without that it would
+    // see each only at its periodic re-read of the store (every second). Twenty commands in a
+    // row, each waiting for B's stream: about ten seconds without the wake-up (half a second
+    // each), well under five with it.
+    let started = Instant::now();
+    let mut received = fresh();
+    let mut played = 0;
+    while played < 20 {
+        let n = Cell::new(0);
+        play(&table, &mut clients, &mut received, |_| {
+            n.set(n.get() + 1);
+            n.get() > 1
+        })
+        .await;
+        played += 1;
+        let target = clients[0].view(&table).await.unwrap().version;
+        loop {
+            let update = tokio::time::timeout(Duration::from_secs(10), stream.message())
+                .await
+                .expect("an update in time")
+                .unwrap()
+                .expect("the stream stays open");
+            if update.update.unwrap().version >= target {
+                break;
+            }
+        }
     }
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "B's stream followed 20 commands made on A in {took:?}: it waited for its re-reads"
+    );
 }

@@ -91,6 +91,17 @@ pub fn spawn_binary(env: &[(String, String)]) -> Child {
         .expect("the binary starts")
 }
 
+/// A spawned service process, killed when dropped (also when a test panics, so no process is
+/// left behind holding the test's output open).
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Settings matching an environment given to a spawned binary.
 pub fn settings_from_env(env: &[(String, String)]) -> Settings {
     Settings::from_sources(ServiceKind::Table, None, env.iter().cloned()).unwrap()
