@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use async_nats::jetstream::consumer::{DeliverPolicy, pull};
 use common::*;
-use okey_platform::ServiceKind;
 use okey_platform::testing::{TestInfra, free_port};
+use okey_platform::{ServiceKind, Settings};
 use okey_proto::v1 as pb;
 use table::outbox::{Published, Subjects};
 use tonic::codegen::tokio_stream::StreamExt;
+use tonic::transport::Channel;
 
 fn env_on(base: &[(String, String)], port: u16) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = base
@@ -24,6 +25,19 @@ fn env_on(base: &[(String, String)], port: u16) -> Vec<(String, String)> {
         .collect();
     env.push(("OKEY_SERVER__PORT".into(), port.to_string()));
     env
+}
+
+/// Two service processes on one database and NATS prefix (killed when dropped): their settings
+/// and a channel to each.
+async fn two_processes(infra: &TestInfra) -> (Settings, [Running; 2], Channel, Channel) {
+    let base = infra.env_for(ServiceKind::Table, 0);
+    let (pa, pb_) = (free_port(), free_port());
+    let processes = [
+        Running(spawn_binary(&env_on(&base, pa))),
+        Running(spawn_binary(&env_on(&base, pb_))),
+    ];
+    let (ca, cb) = (connect(pa).await, connect(pb_).await);
+    (settings_from_env(&base), processes, ca, cb)
 }
 
 /// Every public message of a table on JetStream, waiting until `count` are there.
@@ -145,12 +159,7 @@ async fn two_processes_serving_one_table_stay_consistent() {
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let base = infra.env_for(ServiceKind::Table, 0);
-    let settings = settings_from_env(&base);
-    let (pa, pb_) = (free_port(), free_port());
-    let _a = Running(spawn_binary(&env_on(&base, pa)));
-    let _b = Running(spawn_binary(&env_on(&base, pb_)));
-    let (ca, cb) = (connect(pa).await, connect(pb_).await);
+    let (settings, _processes, ca, cb) = two_processes(&infra).await;
 
     let mut admin = Client::new(ca.clone(), &settings, "admin", &["admin"]);
     let table = admin.create(rules(1)).await;
@@ -218,12 +227,7 @@ async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let base = infra.env_for(ServiceKind::Table, 0);
-    let settings = settings_from_env(&base);
-    let (pa, pb_) = (free_port(), free_port());
-    let _a = Running(spawn_binary(&env_on(&base, pa)));
-    let _b = Running(spawn_binary(&env_on(&base, pb_)));
-    let (ca, cb) = (connect(pa).await, connect(pb_).await);
+    let (settings, _processes, ca, cb) = two_processes(&infra).await;
     let (table, mut clients) = seated_table(ca, &settings, 1).await;
     // Seat 0's player follows the table on process B; everyone plays on process A.
     let watcher = Client::new(cb, &settings, &clients[0].id, &["player"]);
