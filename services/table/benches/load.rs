@@ -36,7 +36,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -117,26 +117,19 @@ impl Pauses {
     }
 }
 
-/// Which play phase the bench is in: `round` is the round being played (1, 2, ...) or 0 while
-/// play is paused (the raw inserts run); `stop` ends play.
-struct Phase {
-    round: AtomicUsize,
-    stop: AtomicBool,
-}
+/// Which play phase the bench is in: the round being played (1, 2, ...), [`PAUSED`] while the
+/// raw inserts run, or [`STOPPED`]. Tables wait on it without waking while paused.
+type Phase = tokio::sync::watch::Receiver<usize>;
+const PAUSED: usize = 0;
+const STOPPED: usize = usize::MAX;
 
-impl Phase {
-    /// Waits while play is paused; the round to play in, or `None` once play stops.
-    async fn playing(&self) -> Option<usize> {
-        loop {
-            if self.stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            match self.round.load(Ordering::Relaxed) {
-                0 => tokio::time::sleep(Duration::from_millis(2)).await,
-                round => return Some(round),
-            }
-        }
-    }
+/// Waits while play is paused; the round to play in, or `None` once play stops.
+async fn playing(phase: &mut Phase) -> Option<usize> {
+    let round = phase
+        .wait_for(|r| *r != PAUSED)
+        .await
+        .map_or(STOPPED, |r| *r);
+    (round != STOPPED).then_some(round)
 }
 
 /// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
@@ -145,7 +138,7 @@ async fn table_loop(
     channel: tonic::transport::Channel,
     settings: Settings,
     start: Arc<tokio::sync::Barrier>,
-    phase: Arc<Phase>,
+    mut phase: Phase,
     mut pauses: Pauses,
     watched: Option<Arc<AtomicU64>>,
 ) -> Vec<(usize, Duration)> {
@@ -165,7 +158,7 @@ async fn table_loop(
             let (watched, phase) = (watched.clone(), phase.clone());
             tokio::spawn(async move {
                 while let Ok(Some(_)) = stream.message().await {
-                    if phase.stop.load(Ordering::Relaxed) {
+                    if *phase.borrow() == STOPPED {
                         break;
                     }
                     watched.fetch_add(1, Ordering::Relaxed);
@@ -187,7 +180,7 @@ async fn table_loop(
         }
         let command = bot.act(&engine_view(&view));
         pauses.pause().await;
-        let Some(round) = phase.playing().await else {
+        let Some(round) = playing(&mut phase).await else {
             break;
         };
         let started = Instant::now();
@@ -346,10 +339,7 @@ async fn main() {
     .await
     .unwrap();
 
-    let phase = Arc::new(Phase {
-        round: AtomicUsize::new(0),
-        stop: AtomicBool::new(false),
-    });
+    let (phase, phase_rx) = tokio::sync::watch::channel(PAUSED);
     let start = Arc::new(tokio::sync::Barrier::new(tables + 1));
     let mut tasks = Vec::new();
     for i in 0..tables {
@@ -357,7 +347,7 @@ async fn main() {
             channels[i % channels.len()].clone(),
             settings.clone(),
             start.clone(),
-            phase.clone(),
+            phase_rx.clone(),
             Pauses::new(think, i as u64),
             watched.clone(),
         )));
@@ -383,9 +373,9 @@ async fn main() {
             cpu_seconds(std::process::id()),
         );
         let started = Instant::now();
-        phase.round.store(round, Ordering::Relaxed);
+        phase.send_replace(round);
         tokio::time::sleep(Duration::from_secs(seconds)).await;
-        phase.round.store(0, Ordering::Relaxed);
+        phase.send_replace(PAUSED);
         played += started.elapsed();
         watched_during +=
             watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed)) - watched_before;
@@ -402,7 +392,7 @@ async fn main() {
             eprintln!("round {round}/{rounds} done");
         }
     }
-    phase.stop.store(true, Ordering::Relaxed);
+    phase.send_replace(STOPPED);
     let mut by_round = vec![0usize; rounds + 1];
     let mut latencies = Vec::new();
     for t in tasks {
@@ -484,9 +474,14 @@ async fn main() {
             ratios.push(ratio);
         }
         ratios.sort_by(f64::total_cmp);
+        let mid = ratios.len() / 2;
+        let median = if ratios.len() % 2 == 0 {
+            (ratios[mid - 1] + ratios[mid]) / 2.0
+        } else {
+            ratios[mid]
+        };
         println!(
-            "ratio per round: median {:.2}, min {:.2}, max {:.2} (goal >= 0.5)",
-            ratios[ratios.len() / 2],
+            "ratio per round: median {median:.2}, min {:.2}, max {:.2} (goal >= 0.5)",
             ratios[0],
             ratios[ratios.len() - 1]
         );
