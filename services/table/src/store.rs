@@ -82,6 +82,19 @@ pub fn random_uuid() -> Uuid {
     sqlx::types::uuid::Builder::from_random_bytes(bytes).into_uuid()
 }
 
+/// An event id: a version 7 UUID (the Unix time in milliseconds, then random bits). Events are
+/// only ever appended, so time-ordered ids reach the unique index on `event_id` at its right
+/// edge, where random ones would each land on a random page of an index that never stops
+/// growing.
+pub fn event_uuid() -> Uuid {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let mut bytes = [0u8; 10];
+    fill_random(&mut bytes);
+    sqlx::types::uuid::Builder::from_unix_timestamp_millis(millis, &bytes).into_uuid()
+}
+
 /// Fills `buf` from the operating system's CSPRNG.
 ///
 /// # Panics
@@ -412,7 +425,7 @@ impl Rows {
             table_id: append.table_id,
             stream: stream_id(append.table_id),
             expected: append.expected,
-            ids: (0..n).map(|_| random_uuid()).collect(),
+            ids: (0..n).map(|_| event_uuid()).collect(),
             versions: (0..n).map(|i| (first + i as u64) as i64).collect(),
             types: append.events.iter().map(TableEvent::name).collect(),
             payloads: append
@@ -831,4 +844,19 @@ fn classify(error: sqlx::Error) -> AppendError {
         };
     }
     AppendError::Database(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_are_version_7_and_ordered_by_time() {
+        let first = event_uuid();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let later = event_uuid();
+        assert_eq!(first.get_version_num(), 7);
+        assert!(first < later, "{first} then {later}");
+        assert_ne!(event_uuid(), event_uuid());
+    }
 }
