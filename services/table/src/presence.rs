@@ -114,19 +114,26 @@ struct ReadMemo {
 }
 
 impl ReadMemo {
-    /// The table's records, if they were read less than [`READ_FOR`] ago.
-    fn fresh(&self, table: Uuid) -> Option<Records> {
+    /// `show` of the table's records, if they were read less than [`READ_FOR`] ago.
+    fn fresh<R>(&self, table: Uuid, show: impl FnOnce(&Records) -> R) -> Option<R> {
         let tables = self.tables.lock().expect("presence reads lock");
         tables
             .get(&table)
             .filter(|(at, _)| at.is_some_and(|at| at.elapsed() < READ_FOR))
-            .map(|(_, records)| records.clone())
+            .map(|(_, records)| show(records))
     }
 
     /// Keeps what was just read (the read began at `read_at`, `read_from_ms` by the service's
-    /// clock). A record written here while the read was on its way, and newer than what it
-    /// found, stays.
-    fn keep(&self, table: Uuid, read_at: Instant, read_from_ms: u64, mut records: Records) {
+    /// clock) and returns `show` of it. A record written here while the read was on its way,
+    /// and newer than what it found, stays.
+    fn keep<R>(
+        &self,
+        table: Uuid,
+        read_at: Instant,
+        read_from_ms: u64,
+        mut records: Records,
+        show: impl FnOnce(&Records) -> R,
+    ) -> R {
         let mut tables = self.tables.lock().expect("presence reads lock");
         if let Some((_, known)) = tables.get(&table) {
             for (player, record) in known {
@@ -138,7 +145,9 @@ impl ReadMemo {
         if tables.len() >= READ_CAPACITY {
             tables.retain(|_, (at, _)| at.is_some_and(|at| at.elapsed() < READ_FOR));
         }
+        let shown = show(&records);
         tables.insert(table, (Some(read_at), records));
+        shown
     }
 
     /// A record this process wrote shows at once: in the table's records in memory, or (none
@@ -257,31 +266,29 @@ impl Presences {
         seats: &[Option<String>; 4],
         substituted: &[bool; 4],
     ) -> redis::RedisResult<[Presence; 4]> {
-        let records = match self.read.fresh(table) {
-            Some(records) => records,
-            None => {
-                let (read_at, read_from_ms) = (Instant::now(), self.clock.now_ms());
-                let mut conn = self.redis.clone();
-                let stored: HashMap<String, String> = redis::cmd("HGETALL")
-                    .arg(self.key(table))
-                    .query_async(&mut conn)
-                    .await?;
-                let records: Records = stored
-                    .iter()
-                    .filter_map(|(player, r)| Some((player.clone(), parse_record(r)?)))
-                    .collect();
-                self.read
-                    .keep(table, read_at, read_from_ms, records.clone());
-                records
-            }
+        let show = |records: &Records| {
+            let now = self.clock.now_ms();
+            std::array::from_fn(|s| match &seats[s] {
+                Some(p) if p.starts_with("players/") => {
+                    presence_of(records.get(p).copied(), now, &self.settings, substituted[s])
+                }
+                _ => Presence::Unknown,
+            })
         };
-        let now = self.clock.now_ms();
-        Ok(std::array::from_fn(|s| match &seats[s] {
-            Some(p) if p.starts_with("players/") => {
-                presence_of(records.get(p).copied(), now, &self.settings, substituted[s])
-            }
-            _ => Presence::Unknown,
-        }))
+        if let Some(states) = self.read.fresh(table, show) {
+            return Ok(states);
+        }
+        let (read_at, read_from_ms) = (Instant::now(), self.clock.now_ms());
+        let mut conn = self.redis.clone();
+        let stored: HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(self.key(table))
+            .query_async(&mut conn)
+            .await?;
+        let records: Records = stored
+            .into_iter()
+            .filter_map(|(player, r)| Some((player, parse_record(&r)?)))
+            .collect();
+        Ok(self.read.keep(table, read_at, read_from_ms, records, show))
     }
 
     /// Keeps `player` connected while the returned guard lives (an open update stream); when it
@@ -396,29 +403,34 @@ mod tests {
     fn reads_are_kept_a_while_and_show_this_process_writes() {
         let memo = ReadMemo::default();
         let (t, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
-        assert_eq!(memo.fresh(t), None);
+        let all = |r: &Records| r.clone();
+        assert_eq!(memo.fresh(t, all), None);
         // Written here before anything was read: not a read yet, but a read on its way keeps it.
         memo.wrote(t, "players/a", (100, Seen::Streaming));
-        assert_eq!(memo.fresh(t), None);
+        assert_eq!(memo.fresh(t, all), None);
         let read = HashMap::from([
             ("players/a".to_owned(), (90, Seen::Heartbeat)),
             ("players/b".to_owned(), (95, Seen::Heartbeat)),
         ]);
-        memo.keep(t, Instant::now(), 99, read);
-        let fresh = memo.fresh(t).unwrap();
+        let kept = memo.keep(t, Instant::now(), 99, read, all);
+        let fresh = memo.fresh(t, all).unwrap();
+        assert_eq!(kept, fresh);
         assert_eq!(fresh["players/a"], (100, Seen::Streaming));
         assert_eq!(fresh["players/b"], (95, Seen::Heartbeat));
         // A write after the read shows at once; other tables are untouched.
         memo.wrote(t, "players/b", (120, Seen::Closed));
-        assert_eq!(memo.fresh(t).unwrap()["players/b"], (120, Seen::Closed));
-        assert_eq!(memo.fresh(other), None);
+        assert_eq!(
+            memo.fresh(t, all).unwrap()["players/b"],
+            (120, Seen::Closed)
+        );
+        assert_eq!(memo.fresh(other, all), None);
         // A record written here long before the read began does not outlive what Redis says
         // (the key expired, or was flushed).
-        memo.keep(t, Instant::now(), 200, HashMap::new());
-        assert!(memo.fresh(t).unwrap().is_empty());
+        memo.keep(t, Instant::now(), 200, HashMap::new(), all);
+        assert!(memo.fresh(t, all).unwrap().is_empty());
         // A read older than READ_FOR is not served.
         let old = Instant::now().checked_sub(READ_FOR).unwrap();
-        memo.keep(other, old, 0, HashMap::new());
-        assert_eq!(memo.fresh(other), None);
+        memo.keep(other, old, 0, HashMap::new(), all);
+        assert_eq!(memo.fresh(other, all), None);
     }
 }
