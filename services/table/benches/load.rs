@@ -12,6 +12,11 @@
 //! `--commit-groups N` sets the service's `database.commit_groups` (group commits in flight, 2 by
 //! default).
 //!
+//! The seat whose turn comes next reads its view with `min_version` set to the version the
+//! last command's answer gave (as an app following the table knows it), so a table held in
+//! memory answers without a store check. `--latest-views` reads without it: every view is
+//! checked against the store, as a call without `min_version` is.
+//!
 //! `--watch` also opens every player's `WatchTable` update stream (as the app does) and counts
 //! what arrives. By default every bot answers at once (a closed loop: the service is saturated, and what is
 //! measured is its throughput). `--think-ms N` makes each bot think about N ms before each
@@ -141,6 +146,7 @@ async fn table_loop(
     mut phase: Phase,
     mut pauses: Pauses,
     watched: Option<Arc<AtomicU64>>,
+    latest_views: bool,
 ) -> Vec<(usize, Duration)> {
     let (table, mut clients) = seated_table(channel, &settings, 1000).await;
     if let Some(watched) = &watched {
@@ -192,10 +198,16 @@ async fn table_loop(
         let after = r.view.unwrap();
         let next = after.turn_seat as usize;
         // The next seat acts on its own view; the same seat goes on with the view it got back.
+        // Like an app that follows the table, it asks for at least the version it knows of
+        // (with `--latest-views`, for every move made before the call: a store check).
+        let min_version = (!latest_views).then_some(r.version);
         view = if next == turn {
             after
         } else {
-            clients[next].view_as(&table, form).await.unwrap()
+            clients[next]
+                .view_at_least(&table, form, min_version)
+                .await
+                .unwrap()
         };
         turn = next;
     }
@@ -268,6 +280,7 @@ async fn main() {
     let rounds = arg("--rounds", 1).max(1) as usize;
     let think = Duration::from_millis(arg("--think-ms", 0));
     let watched = flag("--watch").then(|| Arc::new(AtomicU64::new(0)));
+    let latest_views = flag("--latest-views");
     let Some(infra) = TestInfra::from_env() else {
         eprintln!("start the infrastructure first: deploy/infra.sh up");
         std::process::exit(2);
@@ -350,6 +363,7 @@ async fn main() {
             phase_rx.clone(),
             Pauses::new(think, i as u64),
             watched.clone(),
+            latest_views,
         )));
     }
     // Every table is seated and dealt: measure from here.
@@ -409,8 +423,13 @@ async fn main() {
     let (unpublished, left, drained) = backlog_seen.last().copied().unwrap_or_default();
 
     println!(
-        "tables: {tables} (4 gRPC bot clients each, thinking {} ms), {:.1} s{}, pool {connections} (raw inserts {raw_connections}), commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
+        "tables: {tables} (4 gRPC bot clients each, thinking {} ms, views {}), {:.1} s{}, pool {connections} (raw inserts {raw_connections}), commit groups {commit_groups}, fsync={fsync}, synchronous_commit={sync}",
         think.as_millis(),
+        if latest_views {
+            "checked against the store"
+        } else {
+            "at least the known version"
+        },
         played.as_secs_f64(),
         if rounds > 1 {
             format!(

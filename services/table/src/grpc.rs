@@ -29,7 +29,7 @@ use crate::absence::{bot_level, bot_name};
 use crate::chat::{Chat, ChatError, ChatMessage};
 use crate::domain::{Shown, TableCommand, TableError, TableEvent};
 use crate::presence::{Presence, Presences, Seen};
-use crate::service::{Outcome, PhaseName, ServiceError, Summary, Tables, Update};
+use crate::service::{Freshness, Outcome, PhaseName, ServiceError, Summary, Tables, Update};
 
 /// Largest command request accepted (bytes, encoded). A real command is far smaller.
 pub const MAX_COMMAND_BYTES: usize = 4 * 1024;
@@ -211,6 +211,9 @@ fn status_of(error: ServiceError) -> Status {
         }
         e @ ServiceError::Busy => {
             status::with_reason(Code::Aborted, "version_conflict", e.to_string())
+        }
+        e @ ServiceError::VersionAhead { .. } => {
+            status::with_reason(Code::OutOfRange, "version_ahead", e.to_string())
         }
         ServiceError::Store(e) => {
             tracing::error!(error = %e, "event store failed");
@@ -995,7 +998,21 @@ impl TableService for TableApi {
         let caller = caller(&request)?;
         let id = table_id(&request.get_ref().table, "table")?;
         let form = view_form(request.get_ref().view_form)?;
-        let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
+        let freshness = match request.get_ref().min_version {
+            None => Freshness::Latest,
+            Some(v) => Freshness::AtLeast(u64::try_from(v).map_err(|_| {
+                status::invalid_argument(
+                    "invalid_version",
+                    "min_version",
+                    "versions are not negative",
+                )
+            })?),
+        };
+        let outcome = self
+            .tables
+            .read_fresh(id, &caller, freshness)
+            .await
+            .map_err(status_of)?;
         if outcome.seat.is_none() {
             return Err(status_of(TableError::NotSeated.into()));
         }

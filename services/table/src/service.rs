@@ -44,6 +44,8 @@ pub enum ServiceError {
     VersionConflict { expected: u64, actual: u64 },
     #[error("the table kept changing under this command; decide again")]
     Busy,
+    #[error("the table is at version {actual}; it has not reached version {asked}")]
+    VersionAhead { asked: u64, actual: u64 },
     #[error("event store: {0}")]
     Store(#[from] sqlx::Error),
 }
@@ -106,6 +108,17 @@ enum Answer {
         viewer: Option<Seat>,
     },
     Outcome(Box<Outcome>),
+}
+
+/// How fresh a read must be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Freshness {
+    /// Every append committed before the read, by any process: the store is checked.
+    Latest,
+    /// This version or a newer one: memory serves when it holds it and this process has heard
+    /// of nothing newer; else the store is checked, and a version the table has not reached is
+    /// [`ServiceError::VersionAhead`].
+    AtLeast(u64),
 }
 
 /// One message of a seat's update stream.
@@ -277,6 +290,16 @@ impl Tables {
                 })
             })
             .clone()
+    }
+
+    /// The newest version of a table this process has heard of: its own appends and what its
+    /// publisher saw published ([`Sightings`]); 0 when it follows nothing of the table.
+    fn heard_of(&self, table_id: Uuid) -> u64 {
+        self.feeds
+            .lock()
+            .expect("feeds lock")
+            .get(&table_id)
+            .map_or(0, |feed| *feed.version.borrow())
     }
 
     /// Drops a table's cached state and feed (its match is over): a process that serves
@@ -677,10 +700,40 @@ impl Tables {
 
     /// The table as `actor` may see it now.
     pub async fn read(&self, table_id: Uuid, actor: &str) -> Result<Outcome, ServiceError> {
+        self.read_fresh(table_id, actor, Freshness::Latest).await
+    }
+
+    /// What [`Tables::read`] answers, as fresh as `freshness` asks. With
+    /// [`Freshness::AtLeast`], a table held in memory at that version or a newer one, and not
+    /// behind any version this process has heard of (its own appends, and other replicas'
+    /// events its publisher's connection follows), is answered without reading the store.
+    pub async fn read_fresh(
+        &self,
+        table_id: Uuid,
+        actor: &str,
+        freshness: Freshness,
+    ) -> Result<Outcome, ServiceError> {
         let entry = self.entry(table_id);
         let mut entry = entry.lock().await;
-        self.catch_up(table_id, &mut entry).await?;
+        let held = match freshness {
+            Freshness::Latest => false,
+            Freshness::AtLeast(version) => entry
+                .table
+                .as_ref()
+                .is_some_and(|t| t.version >= version && t.version >= self.heard_of(table_id)),
+        };
+        if !held {
+            self.catch_up(table_id, &mut entry).await?;
+        }
         let table = entry.table.as_ref().expect("caught up");
+        if let Freshness::AtLeast(asked) = freshness
+            && table.version < asked
+        {
+            return Err(ServiceError::VersionAhead {
+                asked,
+                actual: table.version,
+            });
+        }
         Ok(outcome_of(
             table,
             table_id,

@@ -373,6 +373,7 @@ async fn a_view_comes_in_the_form_asked_for() {
         .get_seat_view(c.req(pb::GetSeatViewRequest {
             table: table.clone(),
             view_form: 9,
+            min_version: None,
         }))
         .await
         .unwrap_err();
@@ -403,4 +404,82 @@ async fn a_view_comes_in_the_form_asked_for() {
     assert_eq!(engine_view(&view).rack.len(), rack.len() - 1);
     assert_eq!(view.version, played.version);
     assert!(played.version > both.version);
+}
+
+/// `min_version` lets a server answer a view from memory. Two servers share the store but not
+/// NATS (their subject prefixes differ), so B never hears of moves made through A. Asked for at
+/// least the version it holds, B answers what it holds, without the move just made through A;
+/// asked for A's version, or without `min_version`, it reads the store first and shows the move.
+/// A version the table has not reached is OUT_OF_RANGE and a negative one INVALID_ARGUMENT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_view_at_a_version_held_in_memory_is_answered_without_the_store() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let a = spawn_app(settings(&infra)).await;
+    let mut b_settings = a.settings.clone();
+    b_settings.nats.subject_prefix = format!("{}-b", a.settings.nats.subject_prefix);
+    let b = spawn_app(b_settings).await;
+    let (table, mut on_a) = seated_table(connect(a.port).await, &a.settings, 1).await;
+    let channel_b = connect(b.port).await;
+    let mut on_b: Vec<Client> = on_a
+        .iter()
+        .map(|c| Client {
+            api: pb::table_service_client::TableServiceClient::new(channel_b.clone()),
+            ..c.clone()
+        })
+        .collect();
+    let form = pb::SeatViewForm::Typed;
+    let dealt = on_b[1].view_at_least(&table, form, None).await.unwrap();
+
+    // Seat 0 discards through A; B holds the table as dealt.
+    let discarded = first_discard(&table, &mut on_a).await.version;
+    assert_eq!(discarded, dealt.version + 1);
+    let held = on_b[1]
+        .view_at_least(&table, form, Some(dealt.version))
+        .await
+        .unwrap();
+    assert_eq!(
+        (held.version, held.turn_seat),
+        (dealt.version, 0),
+        "B answers from memory"
+    );
+    let caught_up = on_b[1]
+        .view_at_least(&table, form, Some(discarded))
+        .await
+        .unwrap();
+    assert_eq!((caught_up.version, caught_up.turn_seat), (discarded, 1));
+
+    // Seat 1 draws through A; a view without `min_version` reads the store.
+    let drew = on_a[1]
+        .submit(&table, &uuid(), draw())
+        .await
+        .unwrap()
+        .version;
+    let latest = on_b[1].view_at_least(&table, form, None).await.unwrap();
+    assert_eq!(latest.version, drew);
+    assert_eq!(
+        latest.rack.len(),
+        dealt.rack.len() + 1,
+        "the drawn tile is in seat 1's rack"
+    );
+
+    // A version the table has not reached, and a negative one: refused, nothing stored.
+    let ahead = on_b[1]
+        .view_at_least(&table, form, Some(drew + 1))
+        .await
+        .unwrap_err();
+    assert_eq!(ahead.code(), Code::OutOfRange);
+    assert_eq!(reason(&ahead), "version_ahead");
+    assert!(ahead.message().contains(&drew.to_string()), "{ahead:?}");
+    let negative = on_b[1]
+        .view_at_least(&table, form, Some(-1))
+        .await
+        .unwrap_err();
+    assert_eq!(negative.code(), Code::InvalidArgument);
+    assert_eq!(reason(&negative), "invalid_version");
+    let (events, _) = stored(&a.settings, &table).await;
+    assert_eq!(events.len() as i64, drew);
+    b.stop().await;
+    a.stop().await;
 }

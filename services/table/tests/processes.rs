@@ -249,6 +249,7 @@ async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_
     let started = Instant::now();
     let mut received = fresh();
     let mut played = 0;
+    let mut target = version;
     while played < 20 {
         let n = Cell::new(0);
         play(&table, &mut clients, &mut received, |_| {
@@ -257,7 +258,7 @@ async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_
         })
         .await;
         played += 1;
-        let target = clients[0].view(&table).await.unwrap().version;
+        target = clients[0].view(&table).await.unwrap().version;
         loop {
             let update = tokio::time::timeout(Duration::from_secs(10), stream.message())
                 .await
@@ -273,5 +274,16 @@ async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_
     assert!(
         took < Duration::from_secs(5),
         "B's stream followed 20 commands made on A in {took:?}: it waited for its re-reads"
+    );
+    // B holds the table at the version its stream opened at, and has heard of A's newer ones: a
+    // view asked for at least the old version is not answered from the old state in memory.
+    let seen = watcher
+        .clone()
+        .view_at_least(&table, pb::SeatViewForm::Typed, Some(version))
+        .await
+        .unwrap();
+    assert_eq!(
+        seen.version, target,
+        "B answered from a state it knew was old"
     );
 }

@@ -191,11 +191,22 @@ impl Client {
         table: &str,
         form: pb::SeatViewForm,
     ) -> Result<pb::SeatView, Status> {
+        self.view_at_least(table, form, None).await
+    }
+
+    /// The view at `min_version` or later (see `GetSeatViewRequest.min_version`).
+    pub async fn view_at_least(
+        &mut self,
+        table: &str,
+        form: pb::SeatViewForm,
+        min_version: Option<i64>,
+    ) -> Result<pb::SeatView, Status> {
         Ok(self
             .api
             .get_seat_view(self.req(pb::GetSeatViewRequest {
                 table: table.to_owned(),
                 view_form: form as i32,
+                min_version,
             }))
             .await?
             .into_inner()
