@@ -20,7 +20,12 @@ async fn four_clients_play_a_complete_match_and_see_only_their_own_tiles() {
 
     // The first hand to its end, then the rest of the match.
     let first = play(&table, &mut clients, &mut received, |v| v.hand_number > 1).await;
-    assert!(first > 10, "a hand takes more than {first} commands");
+    // Two commands at least: an opening that lays everything, then the finishing discard. The
+    // deal is random and a hand can be short: it is cancelled when all four players open with
+    // pairs (about 2 hands in 1,000 between strong bots, `okeyctl simulate`), after 10 commands
+    // when that happens in the first round, and a direct finish can end it sooner. The stored
+    // events are checked against the scores below.
+    assert!(first >= 2, "the first hand ended after {first} commands");
     // Between hands the table leaves memory as if idle; play goes on from the store.
     // (A table in use, e.g. by the deadline reconciler at that instant, stays: try again.)
     assert_eq!(app.tables.cached_tables(), 1);
