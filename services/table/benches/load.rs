@@ -137,6 +137,24 @@ async fn playing(phase: &mut Phase) -> Option<usize> {
     (round != STOPPED).then_some(round)
 }
 
+/// Thinks, then waits while play is paused; the round to play in, or `None` once play stops. A
+/// table that had to wait thinks again once play resumes: else every table sends its next
+/// command in the instant play resumes after the raw inserts, and a paced run's p99 measures
+/// the last of that wave of 100.
+async fn think_then_play(pauses: &mut Pauses, phase: &mut Phase) -> Option<usize> {
+    loop {
+        pauses.pause().await;
+        let now = *phase.borrow();
+        match now {
+            STOPPED => return None,
+            PAUSED => {
+                playing(phase).await?;
+            }
+            round => return Some(round),
+        }
+    }
+}
+
 /// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
 /// after hand while `phase` says so; returns each command's round and latency.
 async fn table_loop(
@@ -185,8 +203,7 @@ async fn table_loop(
             break;
         }
         let command = bot.act(&engine_view(&view));
-        pauses.pause().await;
-        let Some(round) = playing(&mut phase).await else {
+        let Some(round) = think_then_play(&mut pauses, &mut phase).await else {
             break;
         };
         let started = Instant::now();
