@@ -165,7 +165,16 @@ pub struct NatsSettings {
     /// First token of every subject and stream name this deployment uses, so several
     /// deployments (or tests) can share one server.
     pub subject_prefix: String,
+    /// How long JetStream keeps the table events it carries (the stream's `max_age`), in
+    /// seconds; 0 keeps them until they are deleted. PostgreSQL keeps every event for good: the
+    /// stream only carries them to consumers, which must read them within this time. At least
+    /// the stream's duplicate window ([`NATS_DUPLICATE_WINDOW_SECS`]) when set.
+    pub events_max_age_secs: u64,
 }
+
+/// The JetStream duplicate window of the table events stream: a message id seen within it is
+/// dropped as a republish.
+pub const NATS_DUPLICATE_WINDOW_SECS: u64 = 120;
 
 /// Redis.
 #[derive(Debug, Clone, Deserialize)]
@@ -455,6 +464,17 @@ impl Settings {
                 "must be at least live.connected_ms",
             ));
         }
+        if self.nats.events_max_age_secs != 0
+            && self.nats.events_max_age_secs < NATS_DUPLICATE_WINDOW_SECS
+        {
+            return Err(invalid(
+                "nats.events_max_age_secs",
+                &format!(
+                    "must be 0 (keep events until deleted) or at least \
+                     {NATS_DUPLICATE_WINDOW_SECS} (the stream's duplicate window)"
+                ),
+            ));
+        }
         if !self.redis.url.expose().starts_with("redis://") {
             return Err(invalid(
                 "redis.url",
@@ -489,6 +509,7 @@ create_if_missing = true
 [nats]
 url = "nats://127.0.0.1:54222"
 subject_prefix = "okey"
+events_max_age_secs = 604800
 
 [redis]
 url = "redis://127.0.0.1:56379/0"
@@ -660,6 +681,24 @@ mod tests {
                 .to_string();
         assert!(err.contains("server.port"), "{err}");
         assert!(err.contains("OKEY_SERVER__PORT"), "{err}");
+    }
+
+    #[test]
+    fn an_events_max_age_shorter_than_the_duplicate_window_is_refused() {
+        let events_max_age = |value: &str| {
+            Settings::from_sources(
+                ServiceKind::Table,
+                None,
+                [("OKEY_NATS__EVENTS_MAX_AGE_SECS", value)],
+            )
+        };
+        let err = events_max_age("60").unwrap_err().to_string();
+        assert!(err.contains("nats.events_max_age_secs"), "{err}");
+        assert!(err.contains("at least 120"), "{err}");
+        assert_eq!(events_max_age("0").unwrap().nats.events_max_age_secs, 0);
+        assert_eq!(events_max_age("120").unwrap().nats.events_max_age_secs, 120);
+        let default = Settings::from_sources(ServiceKind::Table, None, NO_ENV).unwrap();
+        assert_eq!(default.nats.events_max_age_secs, 7 * 24 * 3600);
     }
 
     #[test]

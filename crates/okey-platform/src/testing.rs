@@ -153,6 +153,9 @@ impl TestInfra {
             ("OKEY_DATABASE__MAX_CONNECTIONS".into(), "2".into()),
             ("OKEY_NATS__URL".into(), self.nats_url.clone()),
             ("OKEY_NATS__SUBJECT_PREFIX".into(), prefix.clone()),
+            // Each test makes a stream of its own and none deletes it: an hour is plenty, and
+            // the messages of a developer's earlier runs do not pile up.
+            ("OKEY_NATS__EVENTS_MAX_AGE_SECS".into(), "3600".into()),
             ("OKEY_REDIS__URL".into(), self.redis_url.clone()),
             ("OKEY_REDIS__KEY_PREFIX".into(), prefix),
             ("OKEY_TOKENS__PUBLIC_KEYS".into(), test_public_keys()),

@@ -107,15 +107,18 @@ impl Subjects {
     }
 }
 
-/// Creates the stream if it is missing.
+/// Creates the stream, or brings an existing one to this configuration: a changed
+/// `nats.events_max_age_secs` takes effect at the next start (0: no age limit).
 pub async fn ensure_stream(
     js: &jetstream::Context,
     subjects: &Subjects,
+    max_age: Duration,
 ) -> Result<(), async_nats::Error> {
-    js.get_or_create_stream(stream::Config {
+    js.create_or_update_stream(stream::Config {
         name: subjects.stream_name(),
         subjects: vec![format!("{}.table.>", subjects.prefix)],
-        duplicate_window: Duration::from_secs(120),
+        duplicate_window: Duration::from_secs(okey_platform::settings::NATS_DUPLICATE_WINDOW_SECS),
+        max_age,
         ..Default::default()
     })
     .await?;

@@ -96,7 +96,8 @@ impl Application {
         let js = dependencies.jetstream.clone().expect("nats is needed");
         let client = dependencies.nats.clone().expect("nats is needed");
         let subjects = Subjects::new(&settings.nats.subject_prefix);
-        outbox::ensure_stream(&js, &subjects)
+        let max_age = Duration::from_secs(settings.nats.events_max_age_secs);
+        outbox::ensure_stream(&js, &subjects, max_age)
             .await
             .map_err(|e| StartupError::Stream(e.to_string()))?;
 

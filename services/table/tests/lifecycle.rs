@@ -1,6 +1,7 @@
 //! The table service against real PostgreSQL, NATS and Redis: it reports SERVING once its
-//! dependencies answer, refuses an API call without a token with the documented error, refuses a bad setting by name,
-//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period.
+//! dependencies answer, refuses an API call without a token with the documented error, refuses
+//! a bad setting by name, keeps events on JetStream as long as configured, and on SIGTERM turns
+//! NOT_SERVING, drains and exits 0 within its grace period.
 
 use std::time::Duration;
 
@@ -66,4 +67,32 @@ async fn sigterm_turns_not_serving_and_exits_zero_within_the_grace_period() {
 #[test]
 fn a_bad_setting_stops_start_up_with_a_message_naming_it() {
     testing::a_bad_setting_is_named(BINARY);
+}
+
+/// JetStream keeps the table events for `nats.events_max_age_secs`; a start with another value
+/// changes the stream it finds.
+#[tokio::test]
+async fn the_events_stream_keeps_messages_as_long_as_configured() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let mut settings = infra.settings_for(SERVICE);
+    let nats = async_nats::connect(&infra.nats_url).await.unwrap();
+    let js = async_nats::jetstream::new(nats);
+    let name = table::outbox::Subjects::new(&settings.nats.subject_prefix).stream_name();
+    for (secs, kept) in [(7200, 7200), (300, 300), (0, 0)] {
+        settings.nats.events_max_age_secs = secs;
+        let app = table::startup::Application::build(&settings)
+            .await
+            .expect("the service starts");
+        let mut stream = js.get_stream(&name).await.unwrap();
+        let config = stream.info().await.unwrap().config.clone();
+        assert_eq!(
+            config.max_age,
+            Duration::from_secs(kept),
+            "after a start with {secs}"
+        );
+        assert_eq!(config.duplicate_window, Duration::from_secs(120));
+        app.run_until_stopped(async {}).await.expect("clean stop");
+    }
 }
