@@ -34,6 +34,8 @@
 //! run (other load, the disk) shows as spread between rounds instead of biasing one figure; the
 //! median and range are printed with the totals.
 //!
+//! The run's database and JetStream stream are dropped at the end (`--keep` keeps them).
+//!
 //! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`
 //! (add `--rounds 5` for a figure that holds on a noisy machine).
 
@@ -53,6 +55,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use sqlx::postgres::PgPoolOptions;
 use table::grpc::command_to_proto;
+use table::outbox::Subjects;
 
 // The same allocator as the service binary, for the bot clients.
 #[global_allocator]
@@ -531,4 +534,51 @@ async fn main() {
         app.stop().await;
     }
     drop(child);
+    if flag("--keep") {
+        println!(
+            "kept: database {}, JetStream stream {}",
+            database_name(&settings),
+            Subjects::new(&settings.nats.subject_prefix).stream_name()
+        );
+    } else {
+        forget_run(&infra, &settings).await;
+    }
+}
+
+/// The name of the run's database.
+fn database_name(settings: &Settings) -> String {
+    let url = settings.database.url.expose();
+    url.rsplit('/').next().unwrap_or(url).to_owned()
+}
+
+/// Drops the database and the JetStream stream made for this run alone (hundreds of megabytes
+/// after a few rounds), so that runs do not fill a developer's disk. A failure is only reported.
+async fn forget_run(infra: &TestInfra, settings: &Settings) {
+    let database = database_name(settings);
+    let dropped = match sqlx::PgPool::connect(&infra.database_url).await {
+        Ok(server) => {
+            let drop = format!("DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)");
+            let done = sqlx::query(sqlx::AssertSqlSafe(drop))
+                .execute(&server)
+                .await;
+            server.close().await;
+            done.map(|_| ()).map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = dropped {
+        eprintln!("the run's database {database} is left behind: {e}");
+    }
+    let stream = Subjects::new(&settings.nats.subject_prefix).stream_name();
+    let deleted = match async_nats::connect(&infra.nats_url).await {
+        Ok(client) => async_nats::jetstream::new(client)
+            .delete_stream(&stream)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = deleted {
+        eprintln!("the run's JetStream stream {stream} is left behind: {e}");
+    }
 }
