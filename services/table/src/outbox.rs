@@ -107,21 +107,33 @@ impl Subjects {
     }
 }
 
-/// Creates the stream, or brings an existing one to this configuration: a changed
-/// `nats.events_max_age_secs` takes effect at the next start (0: no age limit).
+/// Creates the stream, or gives an existing one the configured age limit: a changed
+/// `nats.events_max_age_secs` takes effect at the next start (0: no limit). An existing stream's
+/// other settings (replicas, storage, limits an operator set) stay as they are.
 pub async fn ensure_stream(
     js: &jetstream::Context,
     subjects: &Subjects,
     max_age: Duration,
 ) -> Result<(), async_nats::Error> {
-    js.create_or_update_stream(stream::Config {
-        name: subjects.stream_name(),
-        subjects: vec![format!("{}.table.>", subjects.prefix)],
-        duplicate_window: Duration::from_secs(okey_platform::settings::NATS_DUPLICATE_WINDOW_SECS),
-        max_age,
-        ..Default::default()
-    })
-    .await?;
+    let stream = js
+        .get_or_create_stream(stream::Config {
+            name: subjects.stream_name(),
+            subjects: vec![format!("{}.table.>", subjects.prefix)],
+            duplicate_window: Duration::from_secs(
+                okey_platform::settings::NATS_DUPLICATE_WINDOW_SECS,
+            ),
+            max_age,
+            ..Default::default()
+        })
+        .await?;
+    let existing = &stream.cached_info().config;
+    if existing.max_age != max_age {
+        js.update_stream(stream::Config {
+            max_age,
+            ..existing.clone()
+        })
+        .await?;
+    }
     Ok(())
 }
 

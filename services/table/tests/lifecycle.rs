@@ -70,7 +70,7 @@ fn a_bad_setting_stops_start_up_with_a_message_naming_it() {
 }
 
 /// JetStream keeps the table events for `nats.events_max_age_secs`; a start with another value
-/// changes the stream it finds.
+/// changes the age limit of the stream it finds, and nothing else an operator set there.
 #[tokio::test]
 async fn the_events_stream_keeps_messages_as_long_as_configured() {
     let Some(infra) = TestInfra::from_env() else {
@@ -80,7 +80,7 @@ async fn the_events_stream_keeps_messages_as_long_as_configured() {
     let nats = async_nats::connect(&infra.nats_url).await.unwrap();
     let js = async_nats::jetstream::new(nats);
     let name = table::outbox::Subjects::new(&settings.nats.subject_prefix).stream_name();
-    for (secs, kept) in [(7200, 7200), (300, 300), (0, 0)] {
+    for secs in [7200, 300, 0] {
         settings.nats.events_max_age_secs = secs;
         let app = table::startup::Application::build(&settings)
             .await
@@ -89,10 +89,21 @@ async fn the_events_stream_keeps_messages_as_long_as_configured() {
         let config = stream.info().await.unwrap().config.clone();
         assert_eq!(
             config.max_age,
-            Duration::from_secs(kept),
+            Duration::from_secs(secs),
             "after a start with {secs}"
         );
         assert_eq!(config.duplicate_window, Duration::from_secs(120));
         app.run_until_stopped(async {}).await.expect("clean stop");
+        if secs == 7200 {
+            // An operator caps the stream's size; later starts leave that alone.
+            js.update_stream(async_nats::jetstream::stream::Config {
+                max_bytes: 64 << 20,
+                ..config
+            })
+            .await
+            .unwrap();
+        }
     }
+    let mut stream = js.get_stream(&name).await.unwrap();
+    assert_eq!(stream.info().await.unwrap().config.max_bytes, 64 << 20);
 }
