@@ -420,7 +420,7 @@ async fn statistics_follow_table_events_once() {
             prefix.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
         ),
         subjects: vec![format!("{prefix}.table.>")],
-        duplicate_window: Duration::from_secs(120),
+        duplicate_window: Duration::from_secs(okey_platform::settings::NATS_DUPLICATE_WINDOW_SECS),
         ..Default::default()
     })
     .await

@@ -226,6 +226,13 @@ fn status_of(error: ServiceError) -> Status {
     }
 }
 
+/// A table version sent in `field`: not negative (`invalid_version`).
+fn version_arg(value: i64, field: &str) -> Result<u64, Status> {
+    u64::try_from(value).map_err(|_| {
+        status::invalid_argument("invalid_version", field, "versions are not negative")
+    })
+}
+
 fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
     name.strip_prefix("tables/")
         .and_then(|id| Uuid::parse_str(id).ok())
@@ -1000,13 +1007,7 @@ impl TableService for TableApi {
         let form = view_form(request.get_ref().view_form)?;
         let freshness = match request.get_ref().min_version {
             None => Freshness::Latest,
-            Some(v) => Freshness::AtLeast(u64::try_from(v).map_err(|_| {
-                status::invalid_argument(
-                    "invalid_version",
-                    "min_version",
-                    "versions are not negative",
-                )
-            })?),
+            Some(v) => Freshness::AtLeast(version_arg(v, "min_version")?),
         };
         let outcome = self
             .tables
@@ -1034,15 +1035,7 @@ impl TableService for TableApi {
         let command = command_from_proto(r.command.as_ref())?;
         let expected = r
             .expected_version
-            .map(|v| {
-                u64::try_from(v).map_err(|_| {
-                    status::invalid_argument(
-                        "invalid_version",
-                        "expected_version",
-                        "versions are not negative",
-                    )
-                })
-            })
+            .map(|v| version_arg(v, "expected_version"))
             .transpose()?;
         self.seen(id, &caller);
         let submitted = self
@@ -1120,13 +1113,7 @@ impl TableService for TableApi {
         let caller = caller(&request)?;
         let r = request.into_inner();
         let id = table_id(&r.table, "table")?;
-        let after = u64::try_from(r.after_version).map_err(|_| {
-            status::invalid_argument(
-                "invalid_version",
-                "after_version",
-                "versions are not negative",
-            )
-        })?;
+        let after = version_arg(r.after_version, "after_version")?;
         match self.tables.reclaim(id, &caller).await {
             Ok(()) | Err(ServiceError::Table(_)) => {}
             Err(e) => return Err(status_of(e)),
