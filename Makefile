@@ -6,16 +6,16 @@ INFRA_ENV := .run/infra.env
 # The shared conformance examples, in the shared folder beside the repository.
 CONFORMANCE := $(wildcard ../shared/conformance/examples/*.json)
 
-.PHONY: help run test down infra infra-down services services-down demo lint proto conformance
+.PHONY: help run test down infra infra-down services services-down demo lint proto chart conformance
 
 help:
 	@echo "make run    infrastructure up, build and start all four services, wait until SERVING, play a demo match"
-	@echo "make test   infrastructure up, fmt, clippy, buf lint + breaking, cargo test, conformance"
+	@echo "make test   infrastructure up, fmt, clippy, buf lint + breaking, the Helm chart check, cargo test, conformance"
 	@echo "make down   stop the services and the infrastructure"
 
 run: infra services demo
 
-test: infra lint proto
+test: infra lint proto chart
 	set -a && source $(INFRA_ENV) && set +a && OKEY_TEST_REQUIRE_INFRA=1 cargo test --workspace
 	$(MAKE) --no-print-directory conformance
 
@@ -43,6 +43,10 @@ lint:
 
 proto:
 	deploy/proto-check.sh
+
+# The Helm chart, offline: lint --strict, render, kubernetes-validate --strict, assertions.
+chart:
+	deploy/chart-check.sh
 
 # Every conformance scenario (the project's own and the shared examples) through the real engine.
 SCENARIOS := $(wildcard tests/conformance/*.json)

@@ -1,0 +1,686 @@
+#!/usr/bin/env python3
+"""Offline checks of the Helm chart (helm/okey), run by `make chart` (and so by `make test`).
+
+Through the Helm SDK (PyPI helm-python-sdk, no helm binary, no cluster): lint --strict and render
+with the defaults and with helm/values-production.yaml; every rendered manifest through
+`kubernetes-validate --strict` for the oldest Kubernetes the chart supports and a current one;
+then assertions over the rendered objects (probes, PDBs, NetworkPolicies, security contexts,
+secrets, migrations, settings drift against the Rust sources) and over the schema (bad values are
+refused). Each assertion is also run against a deliberately broken rendering and must fail there,
+so none of them can pass by accident. The last line is "chart: N passed, M failed".
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import helm_python as helm
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "helm" / "okey"
+PRODUCTION = ROOT / "helm" / "values-production.yaml"
+SETTINGS_RS = ROOT / "crates" / "okey-platform" / "src" / "settings.rs"
+RUST_DIRS = [ROOT / "crates", ROOT / "services"]
+# The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and a current one.
+KUBE_VERSIONS = ["1.30.0", "1.35.0"]
+RELEASE = "okey"
+NAMESPACE = "okey"
+SERVICES = ["accounts", "matchmaking", "table", "scoring"]
+# Kinds kubernetes-validate has no schema for (custom resources); checked by assertions here.
+CUSTOM_KINDS = {"ServiceMonitor", "PodMonitor"}
+# Settings the chart sets itself rather than from config.<section>.<key>, and where from.
+CHART_MANAGED = {"server.port": "services.<name>.port"}
+CREDENTIAL = re.compile(r"://[^/\s:@]+:[^/\s@]+@|-----BEGIN|PRIVATE KEY")
+
+
+class CheckFailed(Exception):
+    """An assertion about the chart did not hold."""
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering
+
+
+def load_values(path: Path) -> dict:
+    return helm.values_from_yaml(path.read_text())
+
+
+def render(values: dict | None = None) -> list[dict]:
+    """The chart's objects (NOTES.txt left out), each with its template under `_template`."""
+    with helm.Chart.load(CHART) as chart:
+        chart.validate_schema(values)
+        manifests = chart.render(values, name=RELEASE, namespace=NAMESPACE, is_install=True)
+    objects = []
+    for template, text in sorted(manifests.items()):
+        if template.endswith("NOTES.txt"):
+            continue
+        for doc in yaml.safe_load_all(text):
+            if doc:
+                doc["_template"] = template
+                objects.append(doc)
+    return objects
+
+
+def merged_values(values: dict | None) -> dict:
+    with helm.Chart.load(CHART) as chart:
+        return chart.merge_values(values)
+
+
+def of_kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def named(objects: list[dict], kind: str, name: str) -> dict:
+    found = [o for o in of_kind(objects, kind) if o["metadata"]["name"] == name]
+    expect(len(found) == 1, f"expected one {kind} {name}, found {len(found)}")
+    return found[0]
+
+
+def selects(selector: dict | None, labels: dict) -> bool:
+    """Whether a matchLabels selector (the only form the chart uses) selects these labels."""
+    match = (selector or {}).get("matchLabels") or {}
+    expect(not (selector or {}).get("matchExpressions"), "selectors use matchLabels only")
+    return bool(match) and all(labels.get(k) == v for k, v in match.items())
+
+
+def component(obj: dict) -> str:
+    return obj["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
+
+
+def service_deployments(objects: list[dict]) -> list[dict]:
+    return [d for d in of_kind(objects, "Deployment") if component(d) in SERVICES]
+
+
+def pod_specs(objects: list[dict]) -> list[tuple[str, dict]]:
+    specs = [(f"Deployment {d['metadata']['name']}", d["spec"]["template"]["spec"])
+             for d in of_kind(objects, "Deployment")]
+    specs += [(f"Pod {p['metadata']['name']}", p["spec"]) for p in of_kind(objects, "Pod")]
+    return specs
+
+
+def config_data(objects: list[dict], service: str) -> dict:
+    return named(objects, "ConfigMap", f"{RELEASE}-{service}")["data"]
+
+
+# ---------------------------------------------------------------------------------------------
+# What the Rust sources read
+
+
+def rust_settings() -> tuple[dict[str, object], set[str]]:
+    """Every setting (section.key -> default) from the built-in defaults in settings.rs, and the
+    secret ones (fields of type Secret<..>)."""
+    text = SETTINGS_RS.read_text()
+    found = re.search(r'fn defaults\(.*?r#"(.*?)"#', text, re.S)
+    expect(found is not None, "settings.rs: the built-in defaults block was not found")
+    toml_text = re.sub(r"\{(\w+)\}", lambda m: "0" if m.group(1) == "port" else "x", found.group(1))
+    table = tomllib.loads(toml_text.replace("{{", "{").replace("}}", "}"))
+    settings = {f"{s}.{k}": v for s, keys in table.items() for k, v in keys.items()}
+    expect(len(settings) > 20, f"settings.rs: only {len(settings)} settings found in the defaults")
+    # Which struct holds which section: `pub <section>: <Struct>` in Settings.
+    structs = dict(re.findall(r"pub (\w+): (\w+Settings),", text))
+    secret = set()
+    for section, struct in structs.items():
+        body = re.search(rf"pub struct {struct} \{{(.*?)\n\}}", text, re.S)
+        if body:
+            for key in re.findall(r"pub (\w+): Secret<", body.group(1)):
+                secret.add(f"{section}.{key}")
+    expect({"database.url", "redis.url"} <= secret, f"secret settings not found: {secret}")
+    return settings, secret
+
+
+def rust_env_names() -> set[str]:
+    """OKEY_<SECTION>__<KEY> names written out in the non-test Rust sources."""
+    names = set()
+    for base in RUST_DIRS:
+        for path in base.rglob("*.rs"):
+            if "tests" in path.relative_to(base).parts or "benches" in path.parts:
+                continue
+            text = path.read_text().split("#[cfg(test)]")[0]
+            names.update(re.findall(r"\bOKEY_[A-Z0-9]+__[A-Z0-9_]+\b", text))
+    return names
+
+
+def env_name(setting: str) -> str:
+    section, key = setting.split(".", 1)
+    return f"OKEY_{section.upper()}__{key.upper()}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Assertions over one rendering. Each takes the objects and the merged values.
+
+
+def check_probes(objects, values):
+    deployments = service_deployments(objects)
+    expect(sorted(component(d) for d in deployments) == sorted(SERVICES),
+           f"one Deployment per service, found {[component(d) for d in deployments]}")
+    for d in deployments:
+        name = d["metadata"]["name"]
+        (container,) = d["spec"]["template"]["spec"]["containers"]
+        ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+        expect("grpc" in ports, f"{name}: no container port named grpc")
+        for probe in ("startupProbe", "readinessProbe"):
+            spec = container.get(probe)
+            expect(spec is not None, f"{name}: no {probe}")
+            expect(spec.get("grpc", {}).get("port") == ports["grpc"],
+                   f"{name}: {probe} is not a gRPC probe on the grpc port {ports['grpc']}: {spec}")
+        # Health follows the dependencies: a gRPC liveness probe would restart healthy pods.
+        expect("grpc" not in (container.get("livenessProbe") or {}),
+               f"{name}: a gRPC liveness probe restarts healthy pods when a dependency blips")
+        startup = container["startupProbe"]
+        budget_ms = startup["periodSeconds"] * startup["failureThreshold"] * 1000
+        startup_timeout = int(config_data(objects, component(d))["OKEY_SERVER__STARTUP_TIMEOUT_MS"])
+        expect(budget_ms > startup_timeout,
+               f"{name}: the startup probe gives up after {budget_ms} ms, before the service's "
+               f"own startup timeout of {startup_timeout} ms")
+
+
+def check_disruption_budgets(objects, values):
+    for d in of_kind(objects, "Deployment"):
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        pdbs = [p for p in of_kind(objects, "PodDisruptionBudget")
+                if selects(p["spec"]["selector"], labels)]
+        expect(len(pdbs) == 1, f"{d['metadata']['name']}: {len(pdbs)} PodDisruptionBudgets select it")
+        spec = pdbs[0]["spec"]
+        expect("maxUnavailable" in spec and spec["maxUnavailable"] not in (0, "0%"),
+               f"{d['metadata']['name']}: the PDB must allow a drain to go on (maxUnavailable > 0)")
+
+
+def check_network_policies(objects, values):
+    policies = of_kind(objects, "NetworkPolicy")
+    for d in of_kind(objects, "Deployment"):
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        chosen = [p for p in policies if selects(p["spec"]["podSelector"], labels)]
+        expect(len(chosen) == 1, f"{d['metadata']['name']}: {len(chosen)} NetworkPolicies select it")
+        spec = chosen[0]["spec"]
+        expect(sorted(spec.get("policyTypes", [])) == ["Egress", "Ingress"],
+               f"{d['metadata']['name']}: the NetworkPolicy must restrict ingress and egress")
+        for rule in spec.get("ingress", []) + spec.get("egress", []):
+            expect(rule.get("ports"), f"{d['metadata']['name']}: a NetworkPolicy rule open on every port")
+        for rule in spec.get("ingress", []):
+            expect(rule.get("from"), f"{d['metadata']['name']}: an ingress rule open to every peer")
+    services = values["services"]
+    for name in SERVICES:
+        spec = named(objects, "NetworkPolicy", f"{RELEASE}-{name}")["spec"]
+        peers = [p for rule in spec["ingress"] for p in rule["from"]]
+        sources = {p.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/component")
+                   for p in peers}
+        for caller, svc in services.items():
+            expect((name in svc["calls"]) == (caller in sources),
+                   f"{name}: ingress from {caller} must be allowed exactly when it calls {name}")
+        expect("test" in sources, f"{name}: the helm test pod is not let in")
+        for peer in values["networkPolicy"]["ingressFrom"]:
+            expect((peer in peers) == services[name]["public"],
+                   f"{name}: the apps' ingress must be let in exactly when the service is public")
+        egress_ports = {p["port"] for rule in spec["egress"] for p in rule["ports"]}
+        for dep in ("dns", "postgres", "nats") + (("redis",) if services[name]["redis"] else ()):
+            for port in values["networkPolicy"]["egress"][dep]["ports"]:
+                expect(port["port"] in egress_ports, f"{name}: no egress to {dep} port {port['port']}")
+        if not services[name]["redis"]:
+            redis_ports = {p["port"] for p in values["networkPolicy"]["egress"]["redis"]["ports"]}
+            expect(not (redis_ports & egress_ports), f"{name} does not use Redis but may reach it")
+        for callee in services[name]["calls"]:
+            expect(any(selects(peer.get("podSelector"), {"app.kubernetes.io/name": "okey",
+                                                         "app.kubernetes.io/instance": RELEASE,
+                                                         "app.kubernetes.io/component": callee})
+                       for rule in spec["egress"] for peer in rule.get("to", [])),
+                   f"{name}: no egress to {callee}, which it calls")
+
+
+def check_security(objects, values):
+    for where, pod in pod_specs(objects):
+        psc = pod.get("securityContext") or {}
+        expect(pod.get("automountServiceAccountToken") is False, f"{where}: mounts a service account token")
+        expect(not pod.get("hostNetwork") and not pod.get("hostPID"), f"{where}: uses the host's namespaces")
+        for c in pod.get("containers", []) + pod.get("initContainers", []):
+            sc = c.get("securityContext") or {}
+            run_as_non_root = sc.get("runAsNonRoot", psc.get("runAsNonRoot"))
+            user = sc.get("runAsUser", psc.get("runAsUser"))
+            expect(run_as_non_root is True, f"{where}/{c['name']}: runAsNonRoot is not set")
+            expect(user is not None and user != 0, f"{where}/{c['name']}: runs as user {user}")
+            expect(sc.get("readOnlyRootFilesystem") is True, f"{where}/{c['name']}: writable root filesystem")
+            expect(sc.get("allowPrivilegeEscalation") is False, f"{where}/{c['name']}: may escalate privileges")
+            expect(sc.get("capabilities", {}).get("drop") == ["ALL"], f"{where}/{c['name']}: capabilities not all dropped")
+            expect(not sc.get("capabilities", {}).get("add"), f"{where}/{c['name']}: adds capabilities")
+            expect(not sc.get("privileged"), f"{where}/{c['name']}: privileged")
+            seccomp = sc.get("seccompProfile", psc.get("seccompProfile")) or {}
+            expect(seccomp.get("type") == "RuntimeDefault", f"{where}/{c['name']}: seccomp is not RuntimeDefault")
+            expect(c.get("resources", {}).get("requests") and c["resources"].get("limits", {}).get("memory"),
+                   f"{where}/{c['name']}: no resource requests or memory limit")
+    accounts = {a["metadata"]["name"]: a for a in of_kind(objects, "ServiceAccount")}
+    for d in of_kind(objects, "Deployment"):
+        sa = d["spec"]["template"]["spec"].get("serviceAccountName")
+        expect(sa in accounts, f"{d['metadata']['name']}: its ServiceAccount {sa} is not in the chart")
+        expect(accounts[sa].get("automountServiceAccountToken") is False, f"ServiceAccount {sa} mounts a token")
+
+
+def check_rollout(objects, values):
+    for d in service_deployments(objects):
+        name, spec = d["metadata"]["name"], d["spec"]
+        pod = spec["template"]["spec"]
+        (container,) = pod["containers"]
+        data = config_data(objects, component(d))
+        grace_s = int(data["OKEY_SERVER__GRACE_PERIOD_MS"]) / 1000
+        sleep_s = container.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
+        expect(pod["terminationGracePeriodSeconds"] > sleep_s + grace_s,
+               f"{name}: terminationGracePeriodSeconds {pod['terminationGracePeriodSeconds']} is not "
+               f"longer than the preStop sleep ({sleep_s} s) plus the drain ({grace_s} s)")
+        expect(spec["strategy"]["rollingUpdate"]["maxUnavailable"] in (0, "0%"),
+               f"{name}: a rollout may take serving pods away before new ones are ready")
+        keys = {c["topologyKey"] for c in pod.get("topologySpreadConstraints", [])}
+        expect({"topology.kubernetes.io/zone", "kubernetes.io/hostname"} <= keys,
+               f"{name}: not spread across zones and nodes: {keys}")
+        for c in pod["topologySpreadConstraints"]:
+            expect(selects(c["labelSelector"], spec["template"]["metadata"]["labels"]),
+                   f"{name}: a topology spread constraint does not select its own pods")
+        expect(pod.get("enableServiceLinks") is False, f"{name}: service links would inject OKEY_* variables")
+        annotations = spec["template"]["metadata"].get("annotations", {})
+        expect(re.fullmatch(r"[0-9a-f]{64}", annotations.get("checksum/config", "")) is not None,
+               f"{name}: no checksum/config annotation")
+        hpa = [h for h in of_kind(objects, "HorizontalPodAutoscaler")
+               if h["spec"]["scaleTargetRef"]["name"] == name]
+        autoscaled = values["services"][component(d)]["autoscaling"]["enabled"]
+        expect(len(hpa) == (1 if autoscaled else 0), f"{name}: {len(hpa)} autoscalers, autoscaling={autoscaled}")
+        if hpa:
+            expect("replicas" not in spec, f"{name}: sets replicas although an autoscaler owns them")
+            expect(hpa[0]["spec"]["scaleTargetRef"]["kind"] == "Deployment", f"{name}: autoscaler target kind")
+        else:
+            expect(spec.get("replicas", 1) >= 2 or values["services"][component(d)]["replicas"] == spec.get("replicas"),
+                   f"{name}: replicas")
+    if values["services"]["table"]["autoscaling"]["enabled"] is False:
+        return
+    expect(any(h["spec"]["scaleTargetRef"]["name"] == f"{RELEASE}-table"
+               for h in of_kind(objects, "HorizontalPodAutoscaler")), "table has no autoscaler")
+
+
+def check_migrations_are_not_hooks(objects, values):
+    # The services migrate at start under an advisory lock; a hook (or a Job) would deadlock
+    # `helm upgrade --wait` (post-install) or run before its dependencies exist (Argo CD pre-sync).
+    for o in objects:
+        hook = (o["metadata"].get("annotations") or {}).get("helm.sh/hook")
+        if hook is not None:
+            expect(hook == "test" and o["kind"] == "Pod", f"{o['kind']} {o['metadata']['name']}: hook {hook}")
+    expect(not of_kind(objects, "Job"), "a Job in the chart: migrations run at start, under a lock")
+    for name in SERVICES:
+        expect(config_data(objects, name).get("OKEY_DATABASE__CREATE_IF_MISSING") == "false",
+               f"{name}: creates its database (the operator's job in production)")
+
+
+def check_helm_test(objects, values):
+    tests = [p for p in of_kind(objects, "Pod")
+             if (p["metadata"].get("annotations") or {}).get("helm.sh/hook") == "test"]
+    expect(len(tests) == 1, f"{len(tests)} helm test pods")
+    args = [a for c in tests[0]["spec"]["containers"] for a in c.get("args", [])]
+    for svc in of_kind(objects, "Service"):
+        if svc["metadata"]["name"].removeprefix(f"{RELEASE}-") not in SERVICES:
+            continue
+        port = next(p["port"] for p in svc["spec"]["ports"] if p["name"] == "grpc")
+        expect(f"-addr={svc['metadata']['name']}:{port}" in args,
+               f"the helm test pod does not check {svc['metadata']['name']}:{port}")
+    expect(tests[0]["spec"].get("restartPolicy") == "Never", "the helm test pod restarts")
+
+
+def check_services(objects, values):
+    for d in service_deployments(objects):
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        svcs = [s for s in of_kind(objects, "Service") if selects({"matchLabels": s["spec"]["selector"]}, labels)]
+        expect(len(svcs) == 1, f"{d['metadata']['name']}: {len(svcs)} Services select it")
+        expect(svcs[0]["spec"]["ports"][0]["targetPort"] == "grpc", f"{d['metadata']['name']}: Service target port")
+
+
+def env_of(deployment: dict) -> dict[str, dict]:
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+def check_secrets(objects, values):
+    settings, secret = rust_settings()
+    expect(not of_kind(objects, "Secret"), "the chart renders a Secret: secrets are the operator's")
+    for d in service_deployments(objects):
+        name, svc = d["metadata"]["name"], values["services"][component(d)]
+        env = env_of(d)
+        for var, entry in env.items():
+            expect("value" not in entry, f"{name}: {var} has an inline value; settings go in the ConfigMap")
+            ref = entry.get("valueFrom", {}).get("secretKeyRef")
+            expect(ref and ref.get("name") and ref.get("key"), f"{name}: {var} is not from a Secret")
+        data = config_data(objects, component(d))
+        for setting in secret:
+            expect(env_name(setting) not in data, f"{name}: secret setting {setting} in its ConfigMap")
+        for var, value in data.items():
+            expect(not CREDENTIAL.search(value), f"{name}: {var} in the ConfigMap looks like a credential")
+        needed = {"database.url"} | ({"redis.url"} if svc["redis"] else set())
+        if component(d) == "accounts":
+            needed.add("tokens.signing_keys_pem")
+        for setting in needed:
+            expect(env_name(setting) in env, f"{name}: {setting} is not given from a Secret")
+        if not svc["redis"]:
+            expect("OKEY_REDIS__URL" not in env, f"{name} does not use Redis but gets its URL")
+    # Every secret setting the services read is given to some service from a Secret.
+    given = {var for d in service_deployments(objects) for var in env_of(d)}
+    for setting in secret:
+        expect(env_name(setting) in given, f"secret setting {setting} is given to no service")
+    for o in objects:
+        text = json.dumps({k: v for k, v in o.items() if k != "_template"})
+        expect(not CREDENTIAL.search(text), f"{o['kind']} {o['metadata']['name']}: a credential is inlined")
+
+
+def check_settings_coverage(objects, values):
+    """Every OKEY_ setting the Rust sources read has a value path in the chart, and the chart sets
+    no setting the services do not know (they refuse to start on an unknown one)."""
+    settings, secret = rust_settings()
+    known = set(settings) | secret
+    for name in rust_env_names():
+        section, key = name.removeprefix("OKEY_").split("__", 1)
+        expect(f"{section.lower()}.{key.lower()}" in known,
+               f"{name} is written in the Rust sources but is no setting of settings.rs")
+    defaults = merged_values(None)
+    config_paths = {f"{s}.{k}" for s, keys in defaults["config"].items() for k in keys}
+    secret_paths = {f"{s}.{k}" for s, keys in defaults["secrets"].items() for k in keys}
+    for svc in defaults["services"].values():
+        secret_paths |= {f"{s}.{k}" for s, keys in svc.get("secrets", {}).items() for k in keys}
+    schema = json.loads((CHART / "values.schema.json").read_text())["definitions"]["settings"]["properties"]
+    for setting in sorted(known):
+        section, key = setting.split(".", 1)
+        if setting in secret:
+            expect(setting in secret_paths, f"secret setting {setting} ({env_name(setting)}) has no "
+                   f"value path secrets.{setting} or services.<name>.secrets.{setting}")
+            expect(key not in schema.get(section, {}).get("properties", {}),
+                   f"the schema lets secret setting {setting} be set in clear under config")
+            continue
+        if setting in CHART_MANAGED:
+            continue
+        expect(setting in config_paths, f"setting {setting} ({env_name(setting)}) has no value path "
+               f"config.{setting} in values.yaml")
+        prop = schema.get(section, {}).get("properties", {}).get(key)
+        expect(prop is not None, f"values.schema.json has no config.{setting}")
+        default = settings[setting]
+        want = "boolean" if isinstance(default, bool) else "integer" if isinstance(default, int) else "string"
+        types = prop.get("type") or ["string"]
+        expect(want in types, f"values.schema.json: config.{setting} is {types}, the service reads a {want}")
+    for setting in config_paths | secret_paths:
+        expect(setting in known, f"values.yaml sets {setting}, which the services do not read "
+               f"(they refuse to start on an unknown setting)")
+    for name in SERVICES:
+        data = config_data(objects, name)
+        for var in data:
+            section, key = var.removeprefix("OKEY_").split("__", 1)
+            expect(f"{section.lower()}.{key.lower()}" in known, f"{name}: ConfigMap sets unknown {var}")
+
+
+def check_monitors(objects, values):
+    m = values["metrics"]
+    monitors = [o for o in objects if o["kind"] in CUSTOM_KINDS]
+    expect(len(of_kind(objects, "ServiceMonitor")) == int(m["serviceMonitor"]["enabled"]), "ServiceMonitor count")
+    expect(len(of_kind(objects, "PodMonitor")) == int(m["podMonitor"]["enabled"]), "PodMonitor count")
+    if not m["collector"]["enabled"]:
+        expect(not monitors, "monitors without the collector")
+        return
+    collector = named(objects, "Deployment", f"{RELEASE}-otel-collector")
+    pod_labels = collector["spec"]["template"]["metadata"]["labels"]
+    ports = {p["name"] for c in collector["spec"]["template"]["spec"]["containers"] for p in c["ports"]}
+    for mon in monitors:
+        expect(mon["apiVersion"] == "monitoring.coreos.com/v1", f"{mon['kind']}: apiVersion")
+        endpoints = mon["spec"].get("endpoints") or mon["spec"].get("podMetricsEndpoints")
+        expect(endpoints and all(e["port"] in ports for e in endpoints), f"{mon['kind']}: endpoint port")
+        if mon["kind"] == "PodMonitor":
+            expect(selects(mon["spec"]["selector"], pod_labels), "the PodMonitor does not select the collector")
+        else:
+            svc = named(objects, "Service", f"{RELEASE}-otel-collector")
+            expect(selects(mon["spec"]["selector"], svc["metadata"]["labels"]),
+                   "the ServiceMonitor does not select the collector's Service")
+    for name in SERVICES:
+        expect(config_data(objects, name)["OKEY_TELEMETRY__OTLP_ENDPOINT"]
+               in (f"http://{RELEASE}-otel-collector:4317", values["config"]["telemetry"]["otlp_endpoint"]),
+               f"{name}: not pointed at the collector")
+
+
+RENDER_CHECKS = [check_probes, check_disruption_budgets, check_network_policies, check_security,
+                 check_rollout, check_migrations_are_not_hooks, check_helm_test, check_services,
+                 check_secrets, check_settings_coverage, check_monitors]
+
+
+# ---------------------------------------------------------------------------------------------
+# Broken renderings: each assertion must fail on its own kind of breakage.
+
+
+def first_service(objects):
+    return next(d for d in service_deployments(objects) if component(d) == "table")
+
+
+def container_of(d):
+    return d["spec"]["template"]["spec"]["containers"][0]
+
+
+def _drop_readiness(objects):
+    del container_of(first_service(objects))["readinessProbe"]
+
+
+def _probe_on_wrong_port(objects):
+    container_of(first_service(objects))["startupProbe"]["grpc"]["port"] = 8080
+
+
+def _grpc_liveness(objects):
+    container_of(first_service(objects))["livenessProbe"] = {"grpc": {"port": 50053}}
+
+
+def _drop_pdb(objects):
+    objects.remove(named(objects, "PodDisruptionBudget", f"{RELEASE}-table"))
+
+
+def _drop_network_policy(objects):
+    objects.remove(named(objects, "NetworkPolicy", f"{RELEASE}-scoring"))
+
+
+def _open_ingress(objects):
+    named(objects, "NetworkPolicy", f"{RELEASE}-table")["spec"]["ingress"].append({"ports": [{"port": "grpc"}]})
+
+
+def _root_user(objects):
+    container_of(first_service(objects))["securityContext"]["runAsUser"] = 0
+
+
+def _writable_root(objects):
+    container_of(first_service(objects))["securityContext"]["readOnlyRootFilesystem"] = False
+
+
+def _inline_secret(objects):
+    container_of(first_service(objects))["env"].append(
+        {"name": "OKEY_DATABASE__URL", "value": "postgres://okey:hunter2@db:5432/okey_table"})
+
+
+def _secret_in_configmap(objects):
+    config_data(objects, "accounts")["OKEY_REDIS__URL"] = "redis://:hunter2@redis:6379/0"
+
+
+def _unreferenced_secret(objects):
+    env = container_of(first_service(objects))["env"]
+    env[:] = [e for e in env if e["name"] != "OKEY_REDIS__URL"]
+
+
+def _short_grace(objects):
+    first_service(objects)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 10
+
+
+def _migration_hook(objects):
+    d = first_service(objects)
+    d["metadata"].setdefault("annotations", {})["helm.sh/hook"] = "post-install"
+
+
+def _untested_service(objects):
+    test = next(p for p in of_kind(objects, "Pod"))
+    test["spec"]["containers"] = test["spec"]["containers"][1:]
+
+
+def _stale_setting(objects):
+    config_data(objects, "table")["OKEY_LIVE__BOT_PACE"] = "10"
+
+
+BREAKAGES = [
+    (_drop_readiness, check_probes), (_probe_on_wrong_port, check_probes), (_grpc_liveness, check_probes),
+    (_drop_pdb, check_disruption_budgets), (_drop_network_policy, check_network_policies),
+    (_open_ingress, check_network_policies), (_root_user, check_security), (_writable_root, check_security),
+    (_inline_secret, check_secrets), (_secret_in_configmap, check_secrets), (_unreferenced_secret, check_secrets),
+    (_short_grace, check_rollout), (_migration_hook, check_migrations_are_not_hooks),
+    (_untested_service, check_helm_test), (_stale_setting, check_settings_coverage),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# The schema and the chart's own refusals
+
+
+BAD_VALUES = {
+    "a port of the wrong type": {"services": {"table": {"port": "fifty"}}},
+    "an unknown setting": {"config": {"server": {"prot": 1}}},
+    "a setting of the wrong type": {"config": {"live": {"bot_pace_ms": "fast"}}},
+    "a secret in clear under config": {"config": {"database": {"url": "postgres://u:p@db/okey"}}},
+    "a secret URL in clear instead of a Secret reference": {"secrets": {"redis": {"url": "redis://:pw@redis:6379"}}},
+    "a Secret reference with an empty name": {"secrets": {"redis": {"url": {"name": ""}}}},
+    "an unknown top-level key": {"replicaCount": 3},
+    "an unknown service key": {"services": {"scoring": {"replica": 2}}},
+    "a log format that does not exist": {"config": {"telemetry": {"log_format": "xml"}}},
+    "a negative replica count": {"services": {"accounts": {"replicas": -1}}},
+}
+
+
+def check_schema_refuses_bad_values():
+    print("     (Helm may warn below about a table overwritten by a string: that is a bad value"
+          " given on purpose)", flush=True)
+    with helm.Chart.load(CHART) as chart:
+        for what, values in BAD_VALUES.items():
+            try:
+                chart.validate_schema(values)
+            except helm.HelmValuesError:
+                pass
+            else:
+                raise CheckFailed(f"the schema accepts {what}: {values}")
+    report = helm.lint(CHART, BAD_VALUES["a port of the wrong type"], strict=True)
+    expect(any(m["severity"] >= 3 for m in report["messages"]) or report["errors"],
+           f"helm lint accepts a port of the wrong type: {report}")
+
+
+def check_template_refusals():
+    refused = {
+        "a grace period longer than the pod's": {"config": {"server": {"grace_period_ms": 60000}}},
+        "monitors without the collector": {"metrics": {"serviceMonitor": {"enabled": True}}},
+        "an autoscaler with min above max": {"services": {"table": {"autoscaling": {"minReplicas": 20}}}},
+    }
+    for what, values in refused.items():
+        try:
+            render(values)
+        except helm.HelmError:
+            continue
+        raise CheckFailed(f"the chart renders {what}")
+
+
+def check_checksum_rolls_pods():
+    def checksums(values):
+        return {component(d): d["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+                for d in service_deployments(render(values))}
+    base = checksums(None)
+    common = checksums({"config": {"live": {"bot_pace_ms": 900}}})
+    expect(all(common[s] != base[s] for s in SERVICES), "a common setting change does not roll every service")
+    table_only = checksums({"services": {"table": {"config": {"live": {"bot_pace_ms": 0}}}}})
+    expect(table_only["table"] != base["table"], "a table setting change does not roll table")
+    expect(all(table_only[s] == base[s] for s in SERVICES if s != "table"), "a table setting rolls other services")
+    zero = render({"services": {"table": {"config": {"live": {"bot_pace_ms": 0}}}}})
+    expect(config_data(zero, "table")["OKEY_LIVE__BOT_PACE_MS"] == "0", "a per-service 0 does not override")
+    expect(config_data(zero, "table")["OKEY_TOKENS__REFRESH_TTL_SECS"] == "2592000", "large numbers are mangled")
+
+
+def lint_strict(values, label):
+    for kube in KUBE_VERSIONS:
+        report = helm.lint(CHART, values, strict=True, kube_version=f"v{kube}")
+        problems = [m for m in report["messages"] if m["severity"] >= 2] + report["errors"]
+        expect(not problems, f"helm lint --strict ({label}, Kubernetes {kube}): {problems}")
+
+
+def kubernetes_validate(objects, label, venv_bin: Path):
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for i, o in enumerate(objects):
+            path = Path(tmp) / f"{i:03}-{o['kind']}-{o['metadata']['name']}.yaml"
+            path.write_text(yaml.safe_dump({k: v for k, v in o.items() if k != "_template"}))
+            files.append(str(path))
+        for kube in KUBE_VERSIONS:
+            run = subprocess.run([str(venv_bin / "kubernetes-validate"), "--strict", "-k", kube, *files],
+                                 capture_output=True, text=True)
+            lines = run.stdout.splitlines()
+            errors = [line for line in lines if line.startswith(("ERROR", "FATAL"))]
+            warned = [line for line in lines if line.startswith("WARN")]
+            passed = [line for line in lines if line.startswith("INFO") and " passed " in line]
+            expect(run.returncode == 0 and not errors, f"kubernetes-validate ({label}, {kube}): {errors or run.stderr}")
+            custom = sum(1 for o in objects if o["kind"] in CUSTOM_KINDS)
+            expect(len(warned) == custom and len(passed) == len(objects) - custom,
+                   f"kubernetes-validate ({label}, {kube}): {len(passed)} passed, warnings {warned}")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    venv_bin = Path(sys.executable).parent
+    results: list[tuple[str, str | None]] = []
+
+    def run(name, fn, *args):
+        try:
+            fn(*args)
+            results.append((name, None))
+            print(f"ok   {name}", flush=True)
+        except (CheckFailed, helm.HelmError, subprocess.SubprocessError, KeyError, TypeError) as e:
+            results.append((name, f"{type(e).__name__}: {e}"))
+            print(f"FAIL {name}: {type(e).__name__}: {e}", flush=True)
+
+    production = load_values(PRODUCTION)
+    renders = {}
+    for label, values in (("defaults", None), ("production", production)):
+        run(f"lint --strict ({label})", lint_strict, values, label)
+        try:
+            renders[label] = (render(values), merged_values(values))
+            results.append((f"render ({label})", None))
+            print(f"ok   render ({label}): {len(renders[label][0])} objects", flush=True)
+        except helm.HelmError as e:
+            results.append((f"render ({label})", str(e)))
+            print(f"FAIL render ({label}): {e}", flush=True)
+            continue
+        run(f"kubernetes-validate --strict ({label})", kubernetes_validate, renders[label][0], label, venv_bin)
+        for check in RENDER_CHECKS:
+            run(f"{check.__name__} ({label})", check, *renders[label])
+
+    if "defaults" in renders:
+        objects, values = renders["defaults"]
+        for breakage, check in BREAKAGES:
+            def must_fail(breakage=breakage, check=check):
+                broken = copy.deepcopy(objects)
+                breakage(broken)
+                try:
+                    check(broken, values)
+                except CheckFailed:
+                    return
+                raise CheckFailed(f"{check.__name__} passes a rendering broken by {breakage.__name__}")
+            run(f"{check.__name__} catches {breakage.__name__.lstrip('_')}", must_fail)
+
+    run("the schema refuses bad values", check_schema_refuses_bad_values)
+    run("the chart refuses inconsistent values", check_template_refusals)
+    run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
+
+    failed = [r for r in results if r[1]]
+    print(f"chart: {len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
