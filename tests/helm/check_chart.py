@@ -601,6 +601,92 @@ def check_checksum_rolls_pods():
     expect(config_data(zero, "table")["OKEY_TOKENS__REFRESH_TTL_SECS"] == "2592000", "large numbers are mangled")
 
 
+# ---------------------------------------------------------------------------------------------
+# The operations guide's commands and value paths exist
+
+
+GUIDE = ROOT / "docs" / "operations.md"
+HELM_VERBS = {"install", "upgrade", "lint", "test", "rollback", "template", "uninstall", "status",
+              "history", "get", "package", "show", "list"}
+HELM_FLAGS = {"--install", "--wait", "--timeout", "-f", "--values", "-n", "--namespace", "--strict",
+              "--atomic", "--rollback-on-failure", "--set"}
+KUBECTL_VERBS = {"create", "get", "logs", "rollout", "run", "port-forward", "scale", "apply", "exec",
+                 "describe", "delete"}
+VALUE_ROOTS = ("config.", "services.", "secrets.", "networkPolicy.", "metrics.", "probes.",
+               "topologySpread", "updateStrategy", "preStopSleepSeconds", "terminationGracePeriodSeconds",
+               "image.", "serviceAccount.")
+
+
+def guide_commands(text: str) -> list[str]:
+    """The command lines of the guide: fenced sh blocks and inline code that starts with a tool."""
+    lines = []
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        joined = block.replace("\\\n", " ")
+        lines += [line.strip() for line in joined.splitlines() if line.strip() and not line.strip().startswith("#")]
+    for code in re.findall(r"`([^`\n]+)`", text):
+        if code.split(" ")[0] in {"make", "helm", "kubectl", "okeyctl", "cargo"} and " " in code:
+            lines.append(code)
+    return lines
+
+
+def value_path_exists(values: dict, path: str) -> bool:
+    node = values
+    for part in path.split("."):
+        if part == "<name>":
+            node = node[SERVICES[2]] if isinstance(node, dict) and SERVICES[2] in node else None
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return False
+    return True
+
+
+def check_guide(text: str | None = None):
+    text = GUIDE.read_text() if text is None else text
+    makefile = (ROOT / "Makefile").read_text()
+    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.M))
+    okeyctl_main = (ROOT / "crates" / "okeyctl" / "src" / "main.rs").read_text()
+    top = re.search(r"command: (\w+),\n\}", okeyctl_main)
+    expect(top is not None, "okeyctl: the top-level subcommand enum was not found")
+    enum = re.search(rf"enum {top.group(1)} \{{(.*?)\n\}}", okeyctl_main, re.S).group(1)
+    subcommands = {re.sub(r"(?<!^)(?=[A-Z])", "-", v).lower() for v in re.findall(r"^    ([A-Z]\w*)", enum, re.M)}
+    expect({"replay", "export-hand"} <= subcommands, f"okeyctl subcommands: {subcommands}")
+    commands = guide_commands(text)
+    expect(len(commands) > 20, f"only {len(commands)} commands found in the guide")
+    for line in commands:
+        words = line.split()
+        for word in words:
+            path = word.strip("'\"`(),;")
+            if re.fullmatch(r"(deploy|helm|tests|crates|services|docs|migrations)/[\w./-]+", path) and "…" not in path:
+                expect((ROOT / path).exists(), f"the guide names {path}, which does not exist: {line}")
+        tool = words[0]
+        if tool == "make":
+            expect(words[1] in targets, f"the guide runs make {words[1]}, which is no target")
+        elif tool == "helm":
+            expect(words[1] in HELM_VERBS, f"the guide runs helm {words[1]}")
+            for flag in words[2:]:
+                if flag.startswith("-"):
+                    expect(flag.split("=")[0] in HELM_FLAGS, f"the guide gives helm {flag}: {line}")
+        elif tool == "kubectl":
+            verbs = [w for w in words[1:] if not w.startswith("-") and w not in {"okey", "nats"}]
+            expect(verbs and verbs[0] in KUBECTL_VERBS, f"the guide runs kubectl {verbs[:1]}: {line}")
+            if verbs[0] == "rollout":
+                expect(verbs[1] in {"restart", "status", "undo", "history"}, f"kubectl rollout {verbs[1]}")
+        elif tool == "okeyctl":
+            expect(words[1] in subcommands, f"the guide runs okeyctl {words[1]}, which is no subcommand")
+        elif tool == "cargo" and "--bench" in words:
+            package = words[words.index("-p") + 1]
+            bench = words[words.index("--bench") + 1]
+            expect(any((ROOT / base / package / "benches" / f"{bench}.rs").exists() for base in ("crates", "services")),
+                   f"the guide runs bench {bench} of {package}, which does not exist")
+    values = merged_values(None)
+    for code in re.findall(r"`([^`\n]+)`", text):
+        token = code.split("=")[0]
+        generic = re.search(r"<(?!name>)\w+>", token)  # config.<section>.<key> names a form
+        if token.startswith(VALUE_ROOTS) and re.fullmatch(r"[\w.<>]+", token) and not generic:
+            expect(value_path_exists(values, token), f"the guide names value {token}, which the chart does not have")
+
+
 def lint_strict(values, label):
     for kube in KUBE_VERSIONS:
         report = helm.lint(CHART, values, strict=True, kube_version=f"v{kube}")
@@ -676,6 +762,18 @@ def main() -> int:
     run("the schema refuses bad values", check_schema_refuses_bad_values)
     run("the chart refuses inconsistent values", check_template_refusals)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
+    run("the operations guide's commands and value paths exist", check_guide)
+    for wrong in ("okeyctl export-table x 1", "make deploy", "helm upgrade okey helm/okey --force",
+                  "kubectl rollout restart deployment/okey-table && cat deploy/okey.yaml",
+                  "`config.server.drain_ms`"):
+        def guide_must_fail(wrong=wrong):
+            try:
+                check_guide(GUIDE.read_text() + f"\n```sh\n{wrong.strip('`')}\n```\n" if not wrong.startswith("`")
+                            else GUIDE.read_text() + f"\n{wrong}\n")
+            except CheckFailed:
+                return
+            raise CheckFailed(f"check_guide accepts {wrong}")
+        run(f"check_guide catches {wrong}", guide_must_fail)
 
     failed = [r for r in results if r[1]]
     print(f"chart: {len(results) - len(failed)} passed, {len(failed)} failed")
