@@ -687,6 +687,32 @@ def check_guide(text: str | None = None):
             expect(value_path_exists(values, token), f"the guide names value {token}, which the chart does not have")
 
 
+# ---------------------------------------------------------------------------------------------
+# The image build (no Docker here: what can be checked without building)
+
+
+def check_dockerfile():
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    ignored = [line.strip().rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#") and "*" not in line]
+    workspace = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]
+    needed = list(workspace["members"]) + ["Cargo.toml", "Cargo.lock", "proto", "migrations"]
+    for path in needed:
+        expect(not any(path == i or path.startswith(i + "/") for i in ignored),
+               f".dockerignore leaves {path} out of the build context")
+    steps = [line.strip() for line in dockerfile.replace("\\\n", " ").splitlines()
+             if line.strip() and not line.strip().startswith("#")]
+    cargo = [step for step in steps if re.search(r"\bcargo (build|chef cook|install)\b", step)]
+    expect(len(cargo) >= 3 and all("--locked" in step for step in cargo), f"a cargo step without --locked: {cargo}")
+    cook = next(i for i, step in enumerate(steps) if "cargo chef cook" in step)
+    build = next(i for i, step in enumerate(steps) if "cargo build" in step)
+    copies = [i for i, step in enumerate(steps) if step.startswith("COPY . .")]
+    expect(any(cook < i < build for i in copies), "the sources are copied before the dependencies are built")
+    final = dockerfile.rsplit("\nFROM ", 1)[1]
+    user = re.search(r"^USER (\S+)", final, re.M)
+    expect(user is not None and not user.group(1).startswith(("0", "root")), "the runtime image runs as root")
+
+
 def lint_strict(values, label):
     for kube in KUBE_VERSIONS:
         report = helm.lint(CHART, values, strict=True, kube_version=f"v{kube}")
@@ -763,6 +789,7 @@ def main() -> int:
     run("the chart refuses inconsistent values", check_template_refusals)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
     run("the operations guide's commands and value paths exist", check_guide)
+    run("the Dockerfile builds --locked, caches dependencies apart, runs non-root", check_dockerfile)
     for wrong in ("okeyctl export-table x 1", "make deploy", "helm upgrade okey helm/okey --force",
                   "kubectl rollout restart deployment/okey-table && cat deploy/okey.yaml",
                   "`config.server.drain_ms`"):
