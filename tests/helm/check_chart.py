@@ -31,7 +31,7 @@ PRODUCTION = ROOT / "helm" / "values-production.yaml"
 SETTINGS_RS = ROOT / "crates" / "okey-platform" / "src" / "settings.rs"
 RUST_DIRS = [ROOT / "crates", ROOT / "services"]
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and a current one.
-KUBE_VERSIONS = ["1.30.0", "1.35.0"]
+KUBE_VERSIONS = ["1.30.0", "1.37.0"]
 RELEASE = "okey"
 NAMESPACE = "okey"
 SERVICES = ["accounts", "matchmaking", "table", "scoring"]
@@ -201,8 +201,9 @@ def check_disruption_budgets(objects, values):
 
 def check_network_policies(objects, values):
     policies = of_kind(objects, "NetworkPolicy")
-    for d in of_kind(objects, "Deployment"):
-        labels = d["spec"]["template"]["metadata"]["labels"]
+    pods = [(d, d["spec"]["template"]["metadata"]["labels"]) for d in of_kind(objects, "Deployment")]
+    pods += [(p, p["metadata"]["labels"]) for p in of_kind(objects, "Pod")]
+    for d, labels in pods:
         chosen = [p for p in policies if selects(p["spec"]["podSelector"], labels)]
         expect(len(chosen) == 1, f"{d['metadata']['name']}: {len(chosen)} NetworkPolicies select it")
         spec = chosen[0]["spec"]
