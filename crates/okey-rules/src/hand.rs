@@ -1013,20 +1013,26 @@ impl Hand {
             tile,
             playable,
         }];
-        if finishes {
-            let end = self.score_finish(seat, tile);
+        if !finishes {
+            if is_okey {
+                self.charge(&mut events, seat, PENALTY, PenaltyReason::DiscardOkey);
+            } else if playable && self.rules.playable_discard == PlayableDiscard::Auto {
+                self.charge(&mut events, seat, PENALTY, PenaltyReason::DiscardPlayable);
+            }
+        }
+        if finishes || self.pile.is_empty() {
+            // The racks are scored as they are after the discard: the tile thrown away is no
+            // longer in the discarder's rack (RULES.md scores "the rack's tiles").
+            let mut after = self.clone();
+            for e in &events {
+                after.evolve(e);
+            }
+            let end = if finishes {
+                after.score_finish(seat, tile, self.turn.number)
+            } else {
+                after.score_no_winner()
+            };
             events.push(Event::HandEnded { end });
-            return Ok(events);
-        }
-        if is_okey {
-            self.charge(&mut events, seat, PENALTY, PenaltyReason::DiscardOkey);
-        } else if playable && self.rules.playable_discard == PlayableDiscard::Auto {
-            self.charge(&mut events, seat, PENALTY, PenaltyReason::DiscardPlayable);
-        }
-        if self.pile.is_empty() {
-            events.push(Event::HandEnded {
-                end: self.score_no_winner(),
-            });
         }
         Ok(events)
     }
@@ -1148,8 +1154,10 @@ impl Hand {
         (m, bases)
     }
 
-    fn score_finish(&self, finisher: Seat, last: Tile) -> HandEnd {
-        let (m, bases) = self.finish_bases(finisher, last, self.turn.number);
+    /// The end of a hand `finisher` went out of with `last` in turn `turn`, scored on the state
+    /// after that discard.
+    fn score_finish(&self, finisher: Seat, last: Tile, turn: u32) -> HandEnd {
+        let (m, bases) = self.finish_bases(finisher, last, turn);
         HandEnd {
             outcome: Outcome::Finished,
             winner: Some(finisher),

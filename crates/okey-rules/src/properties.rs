@@ -160,10 +160,16 @@ fn illegal_samples(rng: &mut ChaCha8Rng, hand: &Hand) -> Vec<(Seat, Command)> {
 
 /// Plays one random hand from `seed`, checking everything after every step. Returns the steps.
 fn play_checked(seed: u64) -> Result<usize, String> {
+    play_checked_with(seed, None)
+}
+
+/// `play_checked` under `rules`, or under random rules when `None`.
+fn play_checked_with(seed: u64, rules: Option<&RuleSet>) -> Result<usize, String> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut deal_seed = [0u8; 32];
     rng.fill_bytes(&mut deal_seed);
-    let rules = random_rules(&mut rng);
+    let random = random_rules(&mut rng);
+    let rules = rules.cloned().unwrap_or(random);
     let deal = Deal::from_seed(&deal_seed, (rng.next_u32() % 4) as u8);
     let start = Hand::start(rules, deal).map_err(|e| e.to_string())?;
     let mut hand = Hand::from_start(&start);
@@ -216,6 +222,14 @@ fn play_checked(seed: u64) -> Result<usize, String> {
         }
     }
     let end = hand.end.expect("over");
+    // The engine's explanation of each score gives the score it wrote.
+    let explained = hand.score_bases().expect("ended").map(|b| b.points());
+    if explained != end.scores {
+        return Err(format!(
+            "scores {:?} but their bases give {explained:?}",
+            end.scores
+        ));
+    }
     let finished = end.winner.is_some();
     if finished && end.scores.iter().filter(|s| **s < 0).count() != 1 {
         return Err(format!(
@@ -233,6 +247,20 @@ proptest! {
     fn random_legal_hands_keep_every_invariant(seed in any::<u64>()) {
         let r = play_checked(seed);
         prop_assert!(r.is_ok(), "seed {}: {}", seed, r.unwrap_err());
+    }
+}
+
+/// Every preset as it comes, the same number of hands each (the proptest draws presets at random
+/// and mixes options in).
+#[test]
+fn every_preset_keeps_every_invariant() {
+    for preset in Preset::ALL {
+        let rules = preset.rules();
+        for seed in 0..60 {
+            if let Err(e) = play_checked_with(seed, Some(&rules)) {
+                panic!("{} seed {seed}: {e}", preset.name());
+            }
+        }
     }
 }
 
