@@ -80,10 +80,26 @@ fn reason(status: &tonic::Status) -> String {
         .clone()
 }
 
-/// Seat 0 (first player) discards its first tile, so seat 1 is to take a tile.
+/// The last tile of the rack that is not an okey: discarding an okey costs a penalty (a second
+/// event), and a dealt rack's last tile is one in a few percent of deals, so a test that counts
+/// versions would fail on those.
+fn plain_tile(view: &pb::SeatView) -> String {
+    let engine = engine_view(view);
+    let okey = engine.okey;
+    engine
+        .rack
+        .iter()
+        .rev()
+        .find(|t| !okey.is_okey(**t))
+        .expect("a rack holds at most two okeys")
+        .to_string()
+}
+
+/// Seat 0 (first player) discards a tile that is not an okey (one event, no penalty), so seat 1
+/// is to take a tile.
 async fn first_discard(table: &str, clients: &mut [Client]) -> pb::SubmitCommandResponse {
     let view = clients[0].view(table).await.unwrap();
-    let tile = view.rack.last().unwrap().clone();
+    let tile = plain_tile(&view);
     clients[0]
         .submit(table, &uuid(), discard(&tile))
         .await

@@ -12,6 +12,7 @@ use live_common::*;
 use okey_bots::{Bot, Level};
 use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
+use table::deadlines::Clock;
 use table::domain::TableEvent;
 use table::grpc::command_to_proto;
 
@@ -34,27 +35,45 @@ async fn an_expired_deadline_plays_for_the_seat_exactly_once_with_two_replicas()
         let (table, _) = seated_table(channel.clone(), &settings, 1).await;
         tables.push(table);
     }
-    // Before the deadline nothing happens.
-    clock.advance(Duration::from_secs(59));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Each first turn is armed a turn from the deal. A second before that, nothing is due (a
+    // sweeper claims only what its clock has reached) and nothing was played.
+    let mut armed = Vec::new();
     for table in &tables {
+        let version = stored(&settings, table).await.0.len() as u64;
+        armed.push(wait_armed_for(&settings, table, version).await);
+    }
+    clock.advance(Duration::from_secs(59));
+    for (table, (member, at)) in tables.iter().zip(&armed) {
+        assert!(*at > clock.now_ms(), "{member} due before its turn ran out");
         let (events, _) = stored(&settings, table).await;
         assert_eq!(count(&events, is_timeout), 0, "played before the deadline");
     }
-    // Past it, the server plays each seat on turn once; the next seat's deadline is a full turn
-    // away on the same clock, so nothing else may happen.
+    // Past it, the server plays each seat on turn once (the timeout, a draw or not, a discard).
+    // Once the next seat's deadline is armed, a full turn away on the same clock, nothing is due
+    // any more, so the count below is final.
     clock.advance(Duration::from_secs(2));
     for table in &tables {
-        wait_for(
+        let events = wait_for(
             &settings,
             table,
             Duration::from_secs(20),
-            "the timeout",
-            |e| count(e, is_timeout) >= 1,
+            "the timeout and its discard",
+            |e| {
+                e.iter().skip_while(|e| !is_timeout(&e.event)).any(|e| {
+                    matches!(
+                        e.event,
+                        TableEvent::Played {
+                            event: okey_rules::Event::TileDiscarded { .. },
+                            ..
+                        }
+                    )
+                })
+            },
         )
         .await;
+        let (member, at) = wait_armed_for(&settings, table, events.len() as u64).await;
+        assert!(at > clock.now_ms(), "{member} is due at once");
     }
-    tokio::time::sleep(Duration::from_millis(400)).await;
     for table in &tables {
         let (events, _) = stored(&settings, table).await;
         assert_gap_free(&events);
@@ -115,6 +134,7 @@ async fn three_expiries_in_a_row_hand_the_seat_to_a_bot_and_the_next_command_tak
         let turn = view.turn_seat as usize;
         if turn == absent {
             let before = view.version;
+            wait_armed_for(&settings, &table, before as u64).await;
             clock.advance(PAST_A_TURN);
             wait_for(
                 &settings,

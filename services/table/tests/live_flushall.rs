@@ -29,6 +29,8 @@ async fn flushall_mid_hand_deadlines_come_back_and_the_hand_completes() {
     let due_key = format!("{}:table:due:{id}", settings.redis.key_prefix);
 
     for expected in 1..=2 {
+        let version = stored(&settings, &table).await.0.len() as u64;
+        wait_armed_for(&settings, &table, version).await;
         clock.advance(PAST_A_TURN);
         wait_for(
             &settings,
@@ -39,8 +41,10 @@ async fn flushall_mid_hand_deadlines_come_back_and_the_hand_completes() {
         )
         .await;
     }
-    // Wait until the next deadline is armed, then lose everything.
-    wait_armed(&mut conn, &due_key).await;
+    // Wait until the next deadline is armed (not the claimed one of the last timeout), then
+    // lose everything.
+    let version = stored(&settings, &table).await.0.len() as u64;
+    wait_armed_for(&settings, &table, version).await;
     let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
     // The reconciler puts it back from the event store.
     wait_armed(&mut conn, &due_key).await;

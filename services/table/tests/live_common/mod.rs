@@ -155,3 +155,44 @@ pub fn match_ended(events: &[Recorded]) -> bool {
         .iter()
         .any(|e| matches!(e.event, TableEvent::MatchEnded { .. }))
 }
+
+/// What is armed in Redis for `table` (`tables/{uuid}`) once it is armed for `version` or a
+/// later one: `(member, at_ms)`. The arming runs after the append (on the service's own task), so
+/// a test that moves the clock waits for it first: a deadline armed after the clock moved would
+/// be a full turn from the moved time.
+pub async fn wait_armed_for(settings: &Settings, table: &str, version: u64) -> (String, u64) {
+    let id = table.strip_prefix("tables/").unwrap();
+    let prefix = &settings.redis.key_prefix;
+    let redis = redis::Client::open(settings.redis.url.expose().as_str()).unwrap();
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (member, at, armed_for): (Option<String>, Option<u64>, Option<u64>) =
+            redis::cmd("HMGET")
+                .arg(format!("{prefix}:table:due:{id}"))
+                .arg("member")
+                .arg("at")
+                .arg("version")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        if let (Some(member), Some(at), Some(v)) = (member, at, armed_for)
+            && v >= version
+        {
+            let score: Option<f64> = redis::cmd("ZSCORE")
+                .arg(format!("{prefix}:table:due"))
+                .arg(&member)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            if score.is_some() {
+                return (member, at);
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing armed for {table} at version {version}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
