@@ -442,6 +442,12 @@ def check_monitors(objects, values):
         expect(not monitors, "monitors without the collector")
         return
     collector = named(objects, "Deployment", f"{RELEASE}-otel-collector")
+    config = yaml.safe_load(named(objects, "ConfigMap", f"{RELEASE}-otel-collector")["data"]["collector.yaml"])
+    for pipeline, parts in config["service"]["pipelines"].items():
+        for kind in ("receivers", "processors", "exporters"):
+            for part in parts.get(kind, []):
+                expect(part in config.get(kind, {}), f"collector pipeline {pipeline}: {kind} {part} is not defined")
+    expect("prometheus" in config["service"]["pipelines"]["metrics"]["exporters"], "the collector serves no metrics")
     pod_labels = collector["spec"]["template"]["metadata"]["labels"]
     ports = {p["name"] for c in collector["spec"]["template"]["spec"]["containers"] for p in c["ports"]}
     for mon in monitors:
