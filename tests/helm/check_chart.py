@@ -197,6 +197,8 @@ def check_disruption_budgets(objects, values):
         spec = pdbs[0]["spec"]
         expect("maxUnavailable" in spec and spec["maxUnavailable"] not in (0, "0%"),
                f"{d['metadata']['name']}: the PDB must allow a drain to go on (maxUnavailable > 0)")
+        expect(spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow",
+               f"{d['metadata']['name']}: unready pods would block a node drain")
 
 
 def check_network_policies(objects, values):
