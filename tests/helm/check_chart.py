@@ -806,6 +806,16 @@ def main() -> int:
                 raise CheckFailed(f"{check.__name__} passes a rendering broken by {breakage.__name__}")
             run(f"{check.__name__} catches {breakage.__name__.lstrip('_')}", must_fail)
 
+        def validate_must_fail():
+            broken = copy.deepcopy(objects)
+            first_service(broken)["spec"]["template"]["spec"]["containers"][0]["readinessProbes"] = {}
+            try:
+                kubernetes_validate(broken, "broken", venv_bin)
+            except CheckFailed:
+                return
+            raise CheckFailed("kubernetes-validate --strict passes a Deployment with an unknown field")
+        run("kubernetes-validate --strict catches an unknown field", validate_must_fail)
+
     run("the schema refuses bad values", check_schema_refuses_bad_values)
     run("the chart refuses inconsistent values", check_template_refusals)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
