@@ -1147,6 +1147,11 @@ impl Hand {
                     points: 2 * PENALTY * (1 << (o as u32 + p as u32)),
                     why: "seed 004: never opened, 202; 404 after an okey or pairs finish; 808 after both",
                 }
+            } else if seed004 {
+                // Seed 004 multiplies only the never-opened ("each player who never opened gets
+                // 404 instead of 202"); an opened rack is its face value ("Players who opened:
+                // penalty equal to the total face value of the tiles left on their rack").
+                self.seat_basis(s, 1)
             } else {
                 self.seat_basis(s, m)
             }

@@ -23,7 +23,7 @@ pub use hand::{
     RuleError, Taken,
 };
 pub use meld::{Form, MeldTile, Placed, TableMeld};
-pub use ruleset::{MatchLength, PlayableDiscard, Preset, RuleSet, Threshold};
+pub use ruleset::{InvalidRuleSet, MatchLength, PlayableDiscard, Preset, RuleSet, Threshold};
 pub use tile::{Color, Face, Okey, Tile, Tiles};
 pub use view::SeatView;
 

@@ -88,17 +88,43 @@ impl Match {
         s
     }
 
+    /// Adds a hand to the totals. With `floor_totals_at_zero` the total that decides the match
+    /// never goes below zero: a seat's total alone, or at a partner table the team's (seed 001:
+    /// partners "share a team total", and "a total never goes below 0"), so a partner's −101 still
+    /// comes off penalties its teammate collected.
     pub fn record(&mut self, result: HandResult) {
         if result.outcome != Outcome::Cancelled {
             for s in 0..4u8 {
-                let t = &mut self.totals[s as usize];
-                *t += result.total(s);
-                if self.rules.floor_totals_at_zero && *t < 0 {
-                    *t = 0;
+                self.totals[s as usize] += result.total(s);
+            }
+            if self.rules.floor_totals_at_zero {
+                if self.rules.partners {
+                    for team in [[0, 2], [1, 3]] {
+                        self.floor_team(team);
+                    }
+                } else {
+                    for t in &mut self.totals {
+                        *t = (*t).max(0);
+                    }
                 }
             }
         }
         self.hands.push(result);
+    }
+
+    /// Brings a team total below zero back to zero, lifting the seats below zero (the points
+    /// under zero are lost, as seed 001 says). A seat's share may stay below zero while its
+    /// partner's is above: only the team total counts.
+    fn floor_team(&mut self, team: [usize; 2]) {
+        let mut short = -(self.totals[team[0]] + self.totals[team[1]]);
+        for s in team {
+            if short <= 0 {
+                break;
+            }
+            let lift = short.min(-self.totals[s]).max(0);
+            self.totals[s] += lift;
+            short -= lift;
+        }
     }
 
     /// Totals that decide the match: per seat, or per team (seats 0+2, 1+3) with partners.
@@ -176,6 +202,90 @@ mod tests {
         assert_eq!(m.totals[0], 0);
         m.record(result([-101, 600, 30, 202]));
         assert!(m.is_over());
+    }
+
+    fn partners(rules: RuleSet) -> RuleSet {
+        RuleSet {
+            partners: true,
+            ..rules
+        }
+    }
+
+    fn team_totals(m: &Match) -> [i64; 2] {
+        [m.totals[0] + m.totals[2], m.totals[1] + m.totals[3]]
+    }
+
+    #[test]
+    fn solo_floors_each_seat_and_the_points_under_zero_are_lost() {
+        let mut m = Match::new(Preset::Yudum.rules(), 0);
+        m.record(result([-101, 50, 30, 202]));
+        assert_eq!(m.totals, [0, 50, 30, 202]);
+        // The next −101 comes off nothing: still 0, the first hand's −101 is not carried.
+        m.record(HandResult {
+            winner: Some(0),
+            ..result([-101, 20, 20, 20])
+        });
+        assert_eq!(m.totals, [0, 70, 50, 222]);
+    }
+
+    #[test]
+    fn a_partner_at_zero_who_goes_out_takes_101_off_the_team_total() {
+        let mut m = Match::new(partners(Preset::Yudum.rules()), 0);
+        // Seat 0 at 0, its partner seat 2 at 150; seat 0 goes out.
+        m.record(result([0, 40, 150, 60]));
+        m.record(result([-101, 30, 0, 20]));
+        assert_eq!(team_totals(&m), [49, 150]);
+        // Per seat, seat 0 would have been floored to 0 and the team kept 150.
+        assert_eq!(m.totals, [-101, 70, 150, 80]);
+    }
+
+    #[test]
+    fn a_team_total_below_zero_is_floored_to_zero() {
+        let mut m = Match::new(partners(Preset::Yudum.rules()), 0);
+        m.record(result([-101, 30, 40, 20]));
+        // Team 0: −101 + 40 = −61 → 0 (seat 0 lifted by 61); team 1: 50.
+        assert_eq!(team_totals(&m), [0, 50]);
+        assert_eq!(m.totals, [-40, 30, 40, 20]);
+        // Both seats of a team below zero: both come back to zero.
+        let mut m = Match::new(partners(Preset::Yudum.rules()), 0);
+        m.record(HandResult {
+            penalties: [0, 0, -5, 0],
+            ..result([-101, 30, 0, 20])
+        });
+        assert_eq!(m.totals, [0, 30, 0, 20]);
+        // The team total then grows from zero, not from below it.
+        m.record(result([10, 0, 5, 0]));
+        assert_eq!(team_totals(&m), [15, 50]);
+    }
+
+    #[test]
+    fn without_the_floor_a_team_total_goes_below_zero() {
+        let mut m = Match::new(partners(Preset::Classic.rules()), 0);
+        m.record(result([-202, 30, 40, 20]));
+        assert_eq!(team_totals(&m), [-162, 50]);
+    }
+
+    #[test]
+    fn a_penalty_limit_with_partners_is_reached_by_the_team_total() {
+        let rules = RuleSet {
+            match_length: MatchLength::PenaltyLimit(501),
+            ..partners(Preset::Yudum.rules())
+        };
+        let mut m = Match::new(rules, 0);
+        // No seat reaches 501, team 1 does: 260 + 250.
+        m.record(result([-101, 260, 100, 250]));
+        assert!(m.is_over());
+        assert_eq!(m.winner(), Some(MatchWinner::Seats(vec![0, 2])));
+        // Solo, the same hand ends nothing: every seat is below 501.
+        let mut m = Match::new(
+            RuleSet {
+                partners: false,
+                ..m.rules.clone()
+            },
+            0,
+        );
+        m.record(result([-101, 260, 100, 250]));
+        assert!(!m.is_over());
     }
 
     #[test]

@@ -94,6 +94,34 @@ pub struct RuleSet {
     pub turn_seconds_max: u32,
     /// Expiries in a row after which a bot takes the seat.
     pub expiries_before_bot: u8,
+    /// The operator marked this rule set custom: the preset is only its starting point, so the
+    /// limits its seed sets on the options (the match lengths it offers) do not apply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub custom: bool,
+}
+
+/// Why a table cannot run a rule set: the field at fault and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InvalidRuleSet {
+    /// The `RuleSet` field, e.g. `match_length`.
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl InvalidRuleSet {
+    fn new(field: &'static str, message: impl Into<String>) -> InvalidRuleSet {
+        InvalidRuleSet {
+            field,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<InvalidRuleSet> for String {
+    fn from(e: InvalidRuleSet) -> String {
+        e.to_string()
+    }
 }
 
 /// The named starting points, one per seed document.
@@ -157,6 +185,29 @@ impl Preset {
         }
     }
 
+    /// The match lengths this preset's seed offers, or `None` when the seed names no choice
+    /// (any length is then allowed). Seed 001: "Penalty limit (501 · 1001 · 1501 · 2001)" and
+    /// "Number of hands (5 · 7 · 9 · 11)"; seed 002: "Five hands make a game"; seed 003: "Pick 3,
+    /// 5 or 9 rounds".
+    pub fn match_lengths(self) -> Option<&'static [MatchLength]> {
+        use MatchLength::{Hands, PenaltyLimit};
+        match self {
+            Preset::Classic | Preset::Penalties => None,
+            Preset::Yudum => Some(&[
+                PenaltyLimit(501),
+                PenaltyLimit(1001),
+                PenaltyLimit(1501),
+                PenaltyLimit(2001),
+                Hands(5),
+                Hands(7),
+                Hands(9),
+                Hands(11),
+            ]),
+            Preset::Practice => Some(&[Hands(5)]),
+            Preset::Solo => Some(&[Hands(3), Hands(5), Hands(9)]),
+        }
+    }
+
     pub fn rules(self) -> RuleSet {
         let classic = RuleSet {
             preset: Preset::Classic,
@@ -182,6 +233,7 @@ impl Preset {
             opening_bonus_seconds: 15,
             turn_seconds_max: 60,
             expiries_before_bot: 3,
+            custom: false,
         };
         match self {
             Preset::Classic => classic,
@@ -208,6 +260,13 @@ impl Preset {
             },
             Preset::Solo => RuleSet {
                 preset: self,
+                // Seed 003's table multiplies only the okey finish ("Went out with an okey as
+                // the last tile | -202"); like seed 002 it names no direct or pairs multiplier.
+                multipliers: Multipliers {
+                    direct_finish: false,
+                    okey_finish: true,
+                    pairs_finish: false,
+                },
                 act_after_opening_same_turn: false,
                 held_okey: HeldOkey::OkeyNumber,
                 match_length: MatchLength::Hands(5),
@@ -228,27 +287,147 @@ impl Default for RuleSet {
     }
 }
 
+impl std::fmt::Display for MatchLength {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchLength::Hands(1) => write!(f, "1 hand"),
+            MatchLength::Hands(n) => write!(f, "{n} hands"),
+            MatchLength::PenaltyLimit(l) => write!(f, "a penalty limit of {l}"),
+        }
+    }
+}
+
 impl RuleSet {
-    /// Checks option combinations a preset or a table creator could get wrong.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks option combinations a preset or a table creator could get wrong, and that a
+    /// preset's match length is one its seed offers unless the rule set is marked `custom`.
+    pub fn validate(&self) -> Result<(), InvalidRuleSet> {
         match self.match_length {
             MatchLength::Hands(0) => {
-                return Err("match_length: a match needs at least one hand".into());
+                return Err(InvalidRuleSet::new(
+                    "match_length",
+                    "a match needs at least one hand",
+                ));
             }
             MatchLength::PenaltyLimit(l) if l <= 0 => {
-                return Err("match_length: a penalty limit must be above zero".into());
+                return Err(InvalidRuleSet::new(
+                    "match_length",
+                    "a penalty limit must be above zero",
+                ));
             }
             _ => {}
         }
+        if !self.custom
+            && let Some(allowed) = self.preset.match_lengths()
+            && !allowed.contains(&self.match_length)
+        {
+            let offered: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+            return Err(InvalidRuleSet::new(
+                "match_length",
+                format!(
+                    "preset `{}` (seed {}) plays {}, not {}; mark the rule set custom for another length",
+                    self.preset.name(),
+                    self.preset.seed(),
+                    offered.join(", "),
+                    self.match_length
+                ),
+            ));
+        }
         if self.turn_seconds == 0 {
-            return Err("turn_seconds: a move needs at least one second".into());
+            return Err(InvalidRuleSet::new(
+                "turn_seconds",
+                "a move needs at least one second",
+            ));
         }
         if self.turn_seconds_max < self.turn_seconds {
-            return Err("turn_seconds_max: must be at least turn_seconds".into());
+            return Err(InvalidRuleSet::new(
+                "turn_seconds_max",
+                "must be at least turn_seconds",
+            ));
         }
         if self.pair_opener_adds_per_turn == Some(0) {
-            return Err("pair_opener_adds_per_turn: use a limit of at least 1, or none".into());
+            return Err(InvalidRuleSet::new(
+                "pair_opener_adds_per_turn",
+                "use a limit of at least 1, or none",
+            ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid_as_it_comes() {
+        for p in Preset::ALL {
+            assert_eq!(p.rules().validate(), Ok(()), "{}", p.name());
+        }
+    }
+
+    #[test]
+    fn a_preset_takes_only_the_match_lengths_its_seed_offers() {
+        let with = |p: Preset, m: MatchLength| RuleSet {
+            match_length: m,
+            ..p.rules()
+        };
+        for l in [501, 1001, 1501, 2001] {
+            assert_eq!(
+                with(Preset::Yudum, MatchLength::PenaltyLimit(l)).validate(),
+                Ok(())
+            );
+        }
+        for n in [5, 7, 9, 11] {
+            assert_eq!(
+                with(Preset::Yudum, MatchLength::Hands(n)).validate(),
+                Ok(())
+            );
+        }
+        for n in [3, 5, 9] {
+            assert_eq!(with(Preset::Solo, MatchLength::Hands(n)).validate(), Ok(()));
+        }
+        let refused = [
+            with(Preset::Yudum, MatchLength::PenaltyLimit(1000)),
+            with(Preset::Yudum, MatchLength::Hands(3)),
+            with(Preset::Solo, MatchLength::Hands(7)),
+            with(Preset::Solo, MatchLength::PenaltyLimit(1001)),
+            with(Preset::Practice, MatchLength::Hands(3)),
+        ];
+        for r in refused {
+            let e = r.validate().expect_err("a length the seed does not offer");
+            assert_eq!(e.field, "match_length", "{e}");
+            assert!(e.message.contains(r.preset.name()), "{e}");
+            // Marked custom, the same rule set is accepted.
+            assert_eq!(RuleSet { custom: true, ..r }.validate(), Ok(()));
+        }
+        // Seeds 000 and 004 name no match length: any is allowed.
+        assert_eq!(
+            with(Preset::Classic, MatchLength::Hands(3)).validate(),
+            Ok(())
+        );
+        assert_eq!(
+            with(Preset::Penalties, MatchLength::PenaltyLimit(300)).validate(),
+            Ok(())
+        );
+        // Custom does not excuse an impossible length.
+        let zero = RuleSet {
+            custom: true,
+            ..with(Preset::Solo, MatchLength::Hands(0))
+        };
+        assert_eq!(zero.validate().unwrap_err().field, "match_length");
+    }
+
+    #[test]
+    fn custom_is_left_out_of_the_stored_form_when_off() {
+        let json = serde_json::to_value(Preset::Yudum.rules()).unwrap();
+        assert!(json.get("custom").is_none(), "{json}");
+        let back: RuleSet = serde_json::from_value(json).unwrap();
+        assert!(!back.custom);
+        let custom = RuleSet {
+            custom: true,
+            ..Preset::Solo.rules()
+        };
+        let back: RuleSet = serde_json::from_value(serde_json::to_value(&custom).unwrap()).unwrap();
+        assert_eq!(back, custom);
     }
 }

@@ -455,6 +455,15 @@ fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
         out.turn_seconds = r.turn_seconds as u32;
         out.turn_seconds_max = out.turn_seconds_max.max(out.turn_seconds);
     }
+    // The engine's own check (for one, a preset plays only the match lengths its seed offers),
+    // naming the field at fault.
+    out.validate().map_err(|e| {
+        status::invalid_argument(
+            "invalid_rules",
+            &format!("rules.{}", e.field),
+            e.to_string(),
+        )
+    })?;
     Ok(out)
 }
 

@@ -277,6 +277,57 @@ async fn bad_input_is_refused_with_the_rule_named_and_nothing_stored() {
     app.stop().await;
 }
 
+/// A preset takes only the match lengths its seed offers: another is INVALID_ARGUMENT naming
+/// `rules.match_length`, and creates nothing (a retry with an allowed length creates the table).
+#[tokio::test]
+async fn a_match_length_the_presets_seed_does_not_offer_is_refused_by_name() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let mut admin = Client::new(
+        connect(app.port).await,
+        &app.settings,
+        "operator",
+        &["admin"],
+    );
+    let request_id = uuid();
+    let create = |preset: &str, hands: i32| pb::CreateTableRequest {
+        request_id: request_id.clone(),
+        rules: Some(pb::RuleSet {
+            preset: preset.into(),
+            ..rules(hands)
+        }),
+        seats: vec![],
+        empty_seat_bots: None,
+    };
+    for (preset, hands) in [("yudum", 3), ("solo", 7), ("practice", 9)] {
+        let err = admin
+            .api
+            .create_table(admin.req(create(preset, hands)))
+            .await
+            .expect_err("a length the seed does not offer");
+        assert_eq!(err.code(), Code::InvalidArgument, "{preset}: {err:?}");
+        assert_eq!(reason(&err), "invalid_rules");
+        let details = err.get_error_details();
+        assert_eq!(
+            details.bad_request().unwrap().field_violations[0].field,
+            "rules.match_length"
+        );
+        assert!(err.message().contains(preset), "{}", err.message());
+    }
+    // Nothing was stored under that request id: the same id with a length seed 003 offers works.
+    let created = admin
+        .api
+        .create_table(admin.req(create("solo", 9)))
+        .await
+        .expect("nine rounds are one of seed 003's lengths")
+        .into_inner();
+    let table = created.table.expect("a table");
+    assert_eq!(stored(&app.settings, &table.name).await.0.len(), 1);
+    app.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_update_stream_replays_then_follows_and_resumes_from_a_version() {
     let Some(infra) = TestInfra::from_env() else {

@@ -1,7 +1,8 @@
 """Scenarios for the scoring and preset points of issue 16 (136 on), registered by
 make_scenarios.py. Expected results are worked out by hand from RULES.md and the seeds."""
 
-from okeygen import P, discard, draw, finished, open_, pile_empty, scenario
+from okeygen import P, add, discard, draw, finished, lay, open_, pile_empty, scenario
+from scenarios_b import B10_13, EX05_OPEN, EX05_RACK, PAIRS10, PAIRS10_TILES, SEAT1_MELDER
 
 DO = "discard_okey"
 
@@ -64,4 +65,105 @@ scenario(
         draw(0), discard(0, "R10", pen=[P(0, 101, DO)]),
     ],
     end=pile_empty([23, 202, 202, 202]),
+)
+
+# ---------------------------------------------------------------------------------------------
+# solo (seed 003): only the okey finish multiplies
+# ---------------------------------------------------------------------------------------------
+
+# Seed 003's table: "The player who went out | -101", "Went out with an okey as the last tile |
+# -202", nothing for a direct finish or a pair opener. Seat 0 lays 21 tiles at once and goes
+# out with Y1: a direct finish, m = 1 at a solo table (classic would give -202 and 404).
+scenario(
+    "139_solo_direct_finish_is_not_multiplied",
+    "solo (seed 003): a direct finish scores -101 and 202 for the others; only the okey finish multiplies",
+    rules={"preset": "solo"},
+    racks=[f"{EX05_RACK} Y1", "", "", ""],
+    steps=[open_(0, EX05_OPEN), discard(0, "Y1")],
+    end=finished(0, [-101, 202, 202, 202]),
+)
+
+# The same direct finish with the okey as the last tile: m = 2 from the okey alone (classic: 4).
+scenario(
+    "140_solo_direct_finish_with_the_okey_doubles_once",
+    "solo: a direct finish with the okey is -202 and 404 each (x2 for the okey, nothing for the direct finish)",
+    rules={"preset": "solo"},
+    racks=[f"{EX05_RACK} R10", "", "", ""],
+    steps=[open_(0, EX05_OPEN), discard(0, "R10")],
+    end=finished(0, [-202, 404, 404, 404]),
+)
+
+# Seat 0 opens with ten pairs and goes out on its next turn: m = 1 at a solo table (classic: 2).
+# Seat 1 (melds) keeps K1 K2 K3 B3 B4 B5 Y6 Y7 R6 R7 K5 = 49. Seat 2 never opened: 202. Seat 3
+# (pairs) keeps R10 K4 B2 K1 K2 K3 B3 R6 R7 B4 B5: 37 and the okey, which counts its number 10 at
+# a solo table ("Okeys and false jokers left in hand count as the okey's number"): 2 x 47 = 94.
+scenario(
+    "141_solo_pair_finish_is_not_multiplied",
+    "solo: a pair opener's finish has m = 1; a pair opener's rack still counts double, its okey as 10",
+    rules={"preset": "solo"},
+    racks=[f"{PAIRS10_TILES} B1 B2",
+           SEAT1_MELDER,
+           "Y12",
+           "K6 K6 K7 K7 B6 B6 B7 B7 Y8 Y8 R10 K4 B2 K1 K2 K3 B3 R6 R7 B4 Y11"],
+    pile="K5 R12 B5 K8",
+    steps=[
+        open_(0, PAIRS10), discard(0, "B2"),
+        draw(1), open_(1, f"{K9_13} | B9 B10 B11 B12 B13"), discard(1, "Y13"),
+        draw(2), discard(2, "Y12"),
+        draw(3), open_(3, "K6 K6 | K7 K7 | B6 B6 | B7 B7 | Y8 Y8"), discard(3, "Y11"),
+        draw(0), add(0, 10, "K8"), discard(0, "B1"),
+    ],
+    end=finished(0, [-101, 49, 202, 94]),
+)
+
+# ---------------------------------------------------------------------------------------------
+# penalties (seed 004): an okey or pairs finish multiplies only the never-opened
+# ---------------------------------------------------------------------------------------------
+
+# Seat 0 opens on turn 0 (192) and goes out on turn 4 with the okey it draws: o = 1. Seed 004:
+# "Finisher discards the okey or finishes with doubles: each player who never opened gets 404
+# instead of 202", while "Players who opened: penalty equal to the total face value of the tiles
+# left on their rack" — opened racks are not doubled. Seat 1 (melds) keeps Y1 Y2 Y3 B1 B3 K1 K2
+# K3 R6 R7 Y5 = 34. Seat 2 (pairs) keeps Y4 B4 K5 B5 Y7 K7 K8 Y8 R8 R2 = 58 and an okey: 2 x 58
+# + 101 = 217. Seat 3 never opened: 404. The finisher: -101 x 2 (RULES.md; the seed is silent).
+# Classic would give -202, 68, 333, 404.
+scenario(
+    "142_penalties_okey_finish_doubles_only_the_never_opened",
+    "penalties (seed 004): after an okey finish the never-opened get 404, opened racks count their face value once",
+    rules={"preset": "penalties"},
+    racks=[f"{K9_13} {Y9_13} {B10_13} R11 R12 R13 R1 R2 R3 R4 B2",
+           f"{K9_13} {Y9_13} Y1 Y2 Y3 B1 B3 K1 K2 K3 R6 R7 B6",
+           "B7 B7 B8 B8 Y6 Y6 K6 K6 K4 K4 R10 Y4 B4 K5 B5 Y7 K7 K8 Y8 R8 B12",
+           "R12"],
+    pile="Y5 R2 R9 R10",
+    steps=[
+        open_(0, f"{K9_13} | {Y9_13} | {B10_13} | R11 R12 R13"), discard(0, "B2"),
+        draw(1), open_(1, f"{K9_13} | {Y9_13}"), discard(1, "B6"),
+        draw(2), open_(2, "B7 B7 | B8 B8 | Y6 Y6 | K6 K6 | K4 K4"), discard(2, "B12"),
+        draw(3), discard(3, "R12"),
+        draw(0), lay(0, "R1 R2 R3 R4"), discard(0, "R10"),
+    ],
+    end=finished(0, [-202, 34, 217, 404]),
+)
+
+# The hand of 141 at a penalties table: a pair opener goes out on a later turn, p = 1. The
+# never-opened seat 2 gets 404; seat 1 (melds) 49 and seat 3 (pairs) 2 x 37 + 101 = 175 are not
+# doubled again; the finisher -202. Classic would give -202, 98, 404, 249.
+scenario(
+    "143_penalties_pair_finish_doubles_only_the_never_opened",
+    "penalties: after a pair opener's finish the never-opened get 404, opened racks are not doubled for it",
+    rules={"preset": "penalties"},
+    racks=[f"{PAIRS10_TILES} B1 B2",
+           SEAT1_MELDER,
+           "Y12",
+           "K6 K6 K7 K7 B6 B6 B7 B7 Y8 Y8 R10 K4 B2 K1 K2 K3 B3 R6 R7 B4 Y11"],
+    pile="K5 R12 B5 K8",
+    steps=[
+        open_(0, PAIRS10), discard(0, "B2"),
+        draw(1), open_(1, f"{K9_13} | B9 B10 B11 B12 B13"), discard(1, "Y13"),
+        draw(2), discard(2, "Y12"),
+        draw(3), open_(3, "K6 K6 | K7 K7 | B6 B6 | B7 B7 | Y8 Y8"), discard(3, "Y11"),
+        draw(0), add(0, 10, "K8"), discard(0, "B1"),
+    ],
+    end=finished(0, [-202, 49, 404, 175]),
 )
