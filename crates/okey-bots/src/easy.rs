@@ -1,13 +1,14 @@
 //! The easy bot, seed 002's practice opponent: draw from the pile, open when the best melds reach
 //! the threshold, lay new melds and lay off what fits once open, discard the highest loose tile.
+//! At a `called` table it calls a playable discard before drawing, like every player there.
 
 use okey_rules::{Command, OpenKind, SeatView};
 
 use crate::rack::{Phase, Sight, best_melds, highest, without};
 use crate::{Bot, Level};
 
-/// Seed 002's heuristic. It remembers nothing, never takes the side discard and opens only with
-/// melds.
+/// Seed 002's heuristic. It remembers nothing, never takes the side discard, opens only with
+/// melds and calls a discard only when it is playable.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Easy;
 
@@ -18,6 +19,9 @@ impl Bot for Easy {
 
     fn act(&mut self, view: &SeatView) -> Command {
         let sight = Sight::of(view);
+        if sight.should_call() {
+            return Command::CallPlayable;
+        }
         if matches!(sight.phase, Phase::Take | Phase::MustDraw) {
             return Command::Draw;
         }

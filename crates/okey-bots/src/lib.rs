@@ -6,7 +6,8 @@
 //! Two levels: [`Easy`] is seed 002's practice opponent (open when the best melds reach the
 //! threshold, lay off what fits, discard the highest loose tile); [`Strong`] plans its opening,
 //! weighs pairs against melds, takes the side discard when it helps, retrieves okeys when it pays
-//! and never throws away a penalty. Both are deterministic: the same views give the same commands.
+//! and never throws away a penalty. At a `called` table both call a playable discard (and only
+//! a playable one). Both are deterministic: the same views give the same commands.
 
 mod easy;
 mod rack;
@@ -21,8 +22,9 @@ pub use easy::Easy;
 pub use strong::Strong;
 
 /// A computer player. It is asked only when it is its seat's turn and the hand is not over, and
-/// answers from the view alone. It may remember its own earlier commands in the hand (a strong
-/// bot remembers that it already called a discard), never anything it was not shown.
+/// answers from the view alone. It may remember its own earlier commands in the hand, never
+/// anything it was not shown; both levels here remember nothing (the table service asks a fresh
+/// bot for each command).
 pub trait Bot {
     fn level(&self) -> Level;
 
@@ -51,7 +53,7 @@ impl Level {
     pub fn bot(self) -> Box<dyn Bot> {
         match self {
             Level::Easy => Box::new(Easy),
-            Level::Strong => Box::new(Strong::default()),
+            Level::Strong => Box::new(Strong),
         }
     }
 }

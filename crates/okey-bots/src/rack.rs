@@ -4,7 +4,9 @@
 use okey_rules::hints::BestOpening;
 use okey_rules::meld::{self, TableMeld};
 use okey_rules::view::TakenView;
-use okey_rules::{Command, MeldTile, Okey, OpenKind, Opening, SeatView, Tile, Tiles};
+use okey_rules::{
+    Command, MeldTile, Okey, OpenKind, Opening, PlayableDiscard, SeatView, Tile, Tiles,
+};
 
 /// Where the seat on turn stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +83,21 @@ impl<'a> Sight<'a> {
     /// Whether some table meld could take `tile` by an add (discarding it would cost 101).
     pub fn playable(&self, tile: Tile) -> bool {
         fits_table(self.okey, self.wraps, &self.view.table, tile).is_some()
+    }
+
+    /// Whether to call the latest discard playable: at a `called` table with in-play penalties,
+    /// while the call is still open (nothing taken yet), and only when a table meld could take
+    /// that tile — then the call charges its discarder 101; a call on a tile that does not fit
+    /// charges nobody, so it is never made. A discarded okey is charged at once, never called.
+    pub fn should_call(&self) -> bool {
+        let view = self.view;
+        view.rules.playable_discard == PlayableDiscard::Called
+            && view.rules.in_play_penalties
+            && view.call_pending
+            && self.phase == Phase::Take
+            && view
+                .side_discard
+                .is_some_and(|t| !self.okey.is_okey(t) && self.playable(t))
     }
 
     /// The first rack tile (not an okey) that a table meld takes, as an add. Adding needs a tile to

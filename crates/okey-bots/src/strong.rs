@@ -6,9 +6,7 @@
 
 use okey_rules::hints::best_pair_opening;
 use okey_rules::meld::{self, Form};
-use okey_rules::{
-    Command, Face, MeldTile, OpenKind, PlayableDiscard, SeatView, Tile, Tiles, partner,
-};
+use okey_rules::{Command, Face, MeldTile, OpenKind, SeatView, Tile, Tiles, partner};
 
 use crate::rack::{Phase, Sight, best_melds, fits_table, highest, rack_cost, without};
 use crate::{Bot, Level};
@@ -25,33 +23,11 @@ const KEEP_PARTIALS_PILE: usize = 6;
 /// much less than a meld opening would to be chosen.
 const PAIR_BIAS: u32 = 10;
 
-/// Identifies a turn of a hand, for what the bot remembers doing in it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct TurnKey {
-    turn: u32,
-    indicator: Tile,
-    first: u8,
-}
-
-impl TurnKey {
-    fn of(view: &SeatView) -> TurnKey {
-        TurnKey {
-            turn: view.turn_number,
-            indicator: view.indicator,
-            first: view.first,
-        }
-    }
-}
-
-/// The strong bot. It remembers only its own commands within a turn: that it called the discard
-/// (the view does not say whether a call is still open) and how many tiles it added as a pair
-/// opener (for tables that limit them). A stale memory can only make it do less, never something
-/// the engine rejects.
-#[derive(Clone, Debug, Default)]
-pub struct Strong {
-    called: Option<(TurnKey, Vec<Tile>)>,
-    adds: Option<(TurnKey, u8)>,
-}
+/// The strong bot. It keeps no memory: what it needs to know about its own turn (whether the
+/// discard may still be called, how many tiles it added as a pair opener) is in the view, so a
+/// fresh bot asked for each command (as the table service does) plays the same.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Strong;
 
 impl Bot for Strong {
     fn level(&self) -> Level {
@@ -87,19 +63,10 @@ impl Strong {
         let Some(side) = view.side_discard else {
             return Command::Draw;
         };
-        if s.okey.is_okey(side) {
-            return Command::Draw;
+        if s.should_call() {
+            return Command::CallPlayable;
         }
-        if s.playable(side) {
-            let key = TurnKey::of(view);
-            let already = self
-                .called
-                .as_ref()
-                .is_some_and(|(k, rack)| *k == key && *rack == view.rack);
-            if view.rules.playable_discard == PlayableDiscard::Called && !already {
-                self.called = Some((key, view.rack.clone()));
-                return Command::CallPlayable;
-            }
+        if s.okey.is_okey(side) || s.playable(side) {
             return Command::Draw;
         }
         if s.opened_with(OpenKind::Pairs) && !view.rules.pairs_take_discard {
@@ -159,8 +126,7 @@ impl Strong {
         if let Some(b) = best_pair_opening(s.okey, &s.rack, None) {
             return Some(Command::Lay { melds: b.melds });
         }
-        let key = TurnKey::of(s.view);
-        let done = self.adds.filter(|(k, _)| *k == key).map_or(0, |(_, n)| n);
+        let done = s.view.adds_this_turn;
         if s.view
             .rules
             .pair_opener_adds_per_turn
@@ -168,11 +134,7 @@ impl Strong {
         {
             return None;
         }
-        let add = s.lay_off();
-        if add.is_some() {
-            self.adds = Some((key, done + 1));
-        }
-        add
+        s.lay_off()
     }
 }
 

@@ -157,3 +157,70 @@ fn strong_opens_more_often_than_easy() {
     }
     assert!(strong > easy, "strong opened {strong} times, easy {easy}");
 }
+
+/// At a `called` table every bot calls a discard a table meld could take, before it takes a
+/// tile, and never calls one that does not fit: checked at every turn where a call is open.
+#[test]
+fn both_levels_call_playable_discards_and_only_those() {
+    let rules = Preset::Yudum.rules();
+    assert_eq!(rules.playable_discard, okey_rules::PlayableDiscard::Called);
+    let lineups = [
+        [Level::Easy; 4],
+        [Level::Strong; 4],
+        [Level::Easy, Level::Strong, Level::Easy, Level::Strong],
+        [Level::Strong, Level::Easy, Level::Strong, Level::Easy],
+    ];
+    let mut calls = std::collections::BTreeMap::<Level, u32>::new();
+    let mut charged = 0;
+    for n in 0..200u64 {
+        let lineup = lineups[(n % 4) as usize];
+        let mut bots: [Box<dyn Bot>; 4] = lineup.map(Level::bot);
+        let deal = Deal::from_seed(&seed(2_000 + n), (n % 4) as u8);
+        let mut hand = Hand::from_start(&Hand::start(rules.clone(), deal).unwrap());
+        while !hand.is_over() {
+            let seat = hand.turn.seat;
+            let view = SeatView::of(&hand, seat);
+            let command = bots[seat as usize].act(&view);
+            if let Some(call) = hand.pending_call {
+                let level = lineup[seat as usize];
+                let called = command == Command::CallPlayable;
+                assert_eq!(
+                    called, call.fits,
+                    "{level} seat {seat} after {} was discarded (fits: {}): {command:?}",
+                    call.tile, call.fits
+                );
+                if called {
+                    *calls.entry(level).or_default() += 1;
+                }
+            } else {
+                assert_ne!(
+                    command,
+                    Command::CallPlayable,
+                    "a call with nothing to call"
+                );
+            }
+            let events = hand
+                .apply(seat, &command)
+                .expect("bots play legal commands");
+            charged += events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e,
+                        okey_rules::Event::PenaltyCharged {
+                            reason: okey_rules::PenaltyReason::DiscardPlayable,
+                            ..
+                        }
+                    )
+                })
+                .count();
+        }
+    }
+    for level in Level::ALL {
+        assert!(
+            calls.get(&level).copied().unwrap_or(0) > 0,
+            "{level} never called: {calls:?}"
+        );
+    }
+    assert!(charged > 0, "no playable discard was charged");
+}

@@ -87,6 +87,12 @@ pub struct Report {
     pub rejected_commands: u64,
     /// Turns a bot did not end within the command limit.
     pub stuck_turns: u64,
+    /// Discards a table meld could take (charged at once at an `auto` table, if called at a
+    /// `called` one).
+    pub playable_discards: u64,
+    /// `call_playable` commands, and those on a tile that did not fit (charging nobody).
+    pub calls: u64,
+    pub calls_not_fitting: u64,
     /// `strong` against `easy` when both play.
     pub comparison: Option<Comparison>,
     pub seed: u64,
@@ -313,6 +319,7 @@ pub fn run(sim: &Simulation, on_hand: &mut dyn FnMut(u64)) -> Report {
     let started = Instant::now();
     let (mut finished, mut pile_empty, mut cancelled, mut turns) = (0u64, 0u64, 0u64, 0u64);
     let (mut rejected, mut stuck, mut violations) = (0u64, 0u64, 0u64);
+    let (mut playable, mut calls, mut calls_not_fitting) = (0u64, 0u64, 0u64);
     let mut details = Vec::new();
     let mut by_seat = [Running::default(); 4];
     let mut by_bot: BTreeMap<Level, (Running, Running)> = BTreeMap::new();
@@ -323,6 +330,16 @@ pub fn run(sim: &Simulation, on_hand: &mut dyn FnMut(u64)) -> Report {
         let mut bots: [Box<dyn Bot>; 4] = std::array::from_fn(|s| sim.bots[slots[s]].bot());
         let deal = Deal::from_seed(&deal_seed(sim.seed, i), first_seat(i));
         let played = play_hand(&sim.rules, deal, &mut bots, sim.replay_every_step);
+        for e in &played.events {
+            match e {
+                Event::TileDiscarded { playable: true, .. } => playable += 1,
+                Event::PlayableCalled { fits, .. } => {
+                    calls += 1;
+                    calls_not_fitting += u64::from(!fits);
+                }
+                _ => {}
+            }
+        }
         rejected += played.rejected.len() as u64;
         stuck += played.stuck;
         violations += played.violations.len() as u64;
@@ -382,6 +399,9 @@ pub fn run(sim: &Simulation, on_hand: &mut dyn FnMut(u64)) -> Report {
             .collect(),
         rejected_commands: rejected,
         stuck_turns: stuck,
+        playable_discards: playable,
+        calls,
+        calls_not_fitting,
         comparison: compare.then(|| Comparison {
             a: Level::Strong.name().into(),
             b: Level::Easy.name().into(),

@@ -55,6 +55,17 @@ fn a_short_run_of_every_preset_keeps_the_invariants() {
 }
 
 #[test]
+fn at_a_called_table_the_bots_call_playable_discards() {
+    let report = simulate::run(&sim(Preset::Yudum, 80, 5), &mut |_| {});
+    assert!(report.playable_discards > 0, "{}", report.to_json());
+    assert!(report.calls > 0, "{}", report.to_json());
+    assert_eq!(report.calls_not_fitting, 0, "{}", report.to_json());
+    // At an auto table a playable discard is charged at once: nobody calls.
+    let report = simulate::run(&sim(Preset::Classic, 40, 5), &mut |_| {});
+    assert_eq!(report.calls, 0);
+}
+
+#[test]
 fn replaying_after_every_step_finds_nothing_either() {
     let mut s = sim(Preset::Yudum, 10, 3);
     s.replay_every_step = true;
