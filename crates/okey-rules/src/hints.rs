@@ -5,8 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Seat;
-use crate::hand::{Command, Hand, OpenKind, Taken};
+use crate::hand::{Command, Event, Hand, OpenKind, Taken};
 use crate::meld::{Form, MeldTile};
+use crate::ruleset::PlayableDiscard;
 use crate::tile::{Color, Face, Okey, Tile, Tiles};
 
 /// The best opening a rack allows, of one kind.
@@ -24,7 +25,11 @@ pub struct Hints {
     pub seat: Seat,
     /// Actions `decide` accepts now (opening, laying and adding are sampled, not exhaustive).
     pub legal: Vec<Command>,
-    /// Rack tiles whose discard writes no penalty.
+    /// For each action of `legal` (same position), the points submitting it now charges `seat`:
+    /// a wrong opening 101, a discard of an okey or (auto mode) of a playable tile 101, giving the
+    /// side discard back after a table change 101; 0 for the rest.
+    pub penalty_points: Vec<i32>,
+    /// Rack tiles whose discard writes no penalty, neither at once nor by the next player's call.
     pub penalty_free_discards: Vec<Tile>,
     pub best_melds: Option<BestOpening>,
     pub best_pairs: Option<BestOpening>,
@@ -456,13 +461,29 @@ pub fn best_pair_opening(okey: Okey, rack: &Tiles, forced: Option<Tile>) -> Opti
 }
 
 impl Hand {
-    /// The tiles `seat` could discard now without a penalty.
+    /// The tiles `seat` could discard now without a penalty, now or by a call: every tile when it
+    /// is the last (it finishes) or in-play penalties are off; else no okey, and no playable tile
+    /// unless it is called for and this discard empties the pile (the hand ends before a call).
     pub fn penalty_free_discards(&self, seat: Seat) -> Vec<Tile> {
         let rack = &self.racks[seat as usize];
         let finishing = rack.len() == 1;
+        let uncallable =
+            self.rules.playable_discard == PlayableDiscard::Called && self.pile.is_empty();
         rack.kinds()
-            .filter(|t| finishing || (!self.okey.is_okey(*t) && !self.is_playable(*t)))
+            .filter(|t| {
+                finishing
+                    || !self.rules.in_play_penalties
+                    || (!self.okey.is_okey(*t) && (uncallable || !self.is_playable(*t)))
+            })
             .collect()
+    }
+
+    /// The points `command` from `seat` would charge that seat if submitted now; `None` when it
+    /// would be rejected. Points charged to other seats (a retrieved okey's placer, a called
+    /// discarder) are not counted.
+    pub fn penalty_points(&self, seat: Seat, command: &Command) -> Option<i32> {
+        let events = self.decide(seat, command).ok()?;
+        Some(charged_to(&events, seat))
     }
 
     /// Legal actions, penalty-free discards and best openings for `seat`.
@@ -525,17 +546,42 @@ impl Hand {
                 }
             }
         }
-        let legal = candidates
-            .into_iter()
-            .filter(|c| self.decide(seat, c).is_ok())
-            .collect();
+        let mut legal = Vec::with_capacity(candidates.len());
+        let mut penalty_points = Vec::with_capacity(candidates.len());
+        for c in candidates {
+            if let Ok(events) = self.decide(seat, &c) {
+                penalty_points.push(charged_to(&events, seat));
+                legal.push(c);
+            }
+        }
         Hints {
             seat,
             legal,
+            penalty_points,
             penalty_free_discards: self.penalty_free_discards(seat),
             best_melds,
             best_pairs,
         }
+    }
+}
+
+/// The points `events` charge `seat`.
+fn charged_to(events: &[Event], seat: Seat) -> i32 {
+    events
+        .iter()
+        .map(|e| match e {
+            Event::PenaltyCharged {
+                seat: s, points, ..
+            } if *s == seat => *points,
+            _ => 0,
+        })
+        .sum()
+}
+
+impl Hints {
+    /// Each legal action with the points submitting it charges the seat.
+    pub fn actions(&self) -> impl Iterator<Item = (&Command, i32)> {
+        self.legal.iter().zip(self.penalty_points.iter().copied())
     }
 }
 
@@ -598,6 +644,61 @@ mod tests {
             rack("Y10 Y11 Y12 Y13 K13 B13 R13 R5 R6 R7 B2 B6 Y12 B13 K13 B5 R6 R2 R4 K9 K10 B4");
         let best = best_meld_opening(okey, false, &r, None).unwrap();
         assert!(best.amount >= 103, "{best:?}");
+    }
+
+    #[test]
+    fn a_hinted_opening_below_the_threshold_lists_the_wrong_opening_penalty() {
+        use crate::ruleset::Preset;
+        use crate::{Deal, hand::PENALTY};
+        let mut found = 0;
+        for seed in 0u8..=255 {
+            let deal = Deal::from_seed(&[seed; 32], 0);
+            let start = Hand::start(Preset::Classic.rules(), deal).unwrap();
+            let hand = Hand::from_start(&start);
+            let hints = hand.hints(0);
+            let Some(best) = hints.best_melds.as_ref().filter(|b| b.amount < 101) else {
+                continue;
+            };
+            let open = Command::Open {
+                melds: best.melds.clone(),
+            };
+            let (_, points) = hints
+                .actions()
+                .find(|(c, _)| **c == open)
+                .expect("the best opening is hinted");
+            assert_eq!(points, PENALTY, "seed {seed}: {} points", best.amount);
+            assert_eq!(hand.penalty_points(0, &open), Some(PENALTY));
+            // Discards on the first turn cost nothing unless they are an okey.
+            for (c, points) in hints.actions() {
+                if let Command::Discard { tile } = c {
+                    let want = if hand.okey.is_okey(*tile) { PENALTY } else { 0 };
+                    assert_eq!(points, want, "seed {seed}: {tile}");
+                }
+            }
+            found += 1;
+        }
+        assert!(
+            found > 10,
+            "only {found} deals with a best opening below 101"
+        );
+    }
+
+    #[test]
+    fn with_penalties_off_every_hinted_action_is_free() {
+        use crate::Deal;
+        use crate::ruleset::Preset;
+        let rules = crate::RuleSet {
+            in_play_penalties: false,
+            ..Preset::Classic.rules()
+        };
+        let start = Hand::start(rules, Deal::from_seed(&[7; 32], 0)).unwrap();
+        let hand = Hand::from_start(&start);
+        let hints = hand.hints(0);
+        assert!(hints.penalty_points.iter().all(|p| *p == 0));
+        assert_eq!(
+            hints.penalty_free_discards,
+            hand.racks[0].kinds().collect::<Vec<_>>()
+        );
     }
 
     #[test]

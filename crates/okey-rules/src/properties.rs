@@ -185,13 +185,35 @@ fn play_checked_with(seed: u64, rules: Option<&RuleSet>) -> Result<usize, String
         if hints.legal.is_empty() {
             return Err(format!("seat {seat} has no legal action"));
         }
-        // Every hinted action is accepted and keeps the invariants.
-        for c in &hints.legal {
+        if hints.penalty_points.len() != hints.legal.len() {
+            return Err("hints give penalty points for another number of actions".into());
+        }
+        // Every hinted action is accepted, keeps the invariants and charges the seat exactly the
+        // points the hint lists (read off the seat's penalty total, not off the events).
+        for (c, points) in hints.actions() {
             let mut probe = hand.clone();
-            probe
+            let events = probe
                 .apply(seat, c)
                 .map_err(|e| format!("hinted {c:?} rejected: {e}"))?;
             conserved(&probe)?;
+            let cancelled = events
+                .iter()
+                .any(|e| matches!(e, Event::HandCancelled { .. }));
+            let charged =
+                probe.penalty_totals()[seat as usize] - hand.penalty_totals()[seat as usize];
+            if !cancelled && charged != points {
+                return Err(format!(
+                    "hinted {c:?} lists {points} penalty points and charges {charged}"
+                ));
+            }
+            if let Command::Discard { tile } = c {
+                let free = hints.penalty_free_discards.contains(tile);
+                if free && charged != 0 {
+                    return Err(format!(
+                        "{tile} is listed penalty-free and charges {charged}"
+                    ));
+                }
+            }
         }
         // Sampled illegal actions change nothing.
         for (s, c) in illegal_samples(&mut rng, &hand) {

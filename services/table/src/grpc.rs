@@ -1087,17 +1087,9 @@ impl TableService for TableApi {
         let (version, hints) = self.tables.hints(id, &caller).await.map_err(status_of)?;
         let actions = hints
             .map(|h| {
-                h.legal
-                    .iter()
-                    .filter_map(|c| {
-                        let penalty = match c {
-                            Command::Discard { tile }
-                                if !h.penalty_free_discards.contains(tile) =>
-                            {
-                                okey_rules::hand::PENALTY
-                            }
-                            _ => 0,
-                        };
+                // The engine says what each action charges the caller if submitted now.
+                h.actions()
+                    .filter_map(|(c, penalty)| {
                         Some(pb::LegalAction {
                             command: Some(command_to_proto(c)?),
                             hint: hint_text(c),
