@@ -63,10 +63,10 @@ pub enum AuthError {
 impl From<AuthError> for tonic::Status {
     fn from(error: AuthError) -> Self {
         let reason = match error {
-            AuthError::Expired => "token_expired",
-            _ => "token_invalid",
+            AuthError::Expired => status::Reason::TokenExpired,
+            _ => status::Reason::TokenInvalid,
         };
-        status::with_reason(tonic::Code::Unauthenticated, reason, error.to_string())
+        status::error(reason, error.to_string())
     }
 }
 
@@ -535,9 +535,8 @@ impl AuthLayer {
             Access::Roles(roles) => roles,
         };
         let token = bearer_token(headers).ok_or_else(|| {
-            status::with_reason(
-                tonic::Code::Unauthenticated,
-                "token_invalid",
+            status::error(
+                status::Reason::TokenInvalid,
                 "this call needs `authorization: Bearer <access token>`",
             )
         })?;
@@ -557,18 +556,11 @@ impl AuthLayer {
         if !required.is_empty() && !required.iter().any(|r| caller.has_role(*r)) {
             let needed: Vec<&str> = required.iter().map(|r| r.as_str()).collect();
             tracing::info!(method = path, player = %caller.player_id, ?needed, "call refused: role");
-            let details = tonic_types::ErrorDetails::with_error_info(
-                "role_required",
-                status::ERROR_DOMAIN,
+            return Err(status::with_metadata(
+                status::Reason::RoleRequired,
                 HashMap::from([("roles".to_owned(), needed.join(","))]),
-            );
-            return Err(
-                <tonic::Status as tonic_types::StatusExt>::with_error_details(
-                    tonic::Code::PermissionDenied,
-                    format!("this call needs the role {}", needed.join(" or ")),
-                    details,
-                ),
-            );
+                format!("this call needs the role {}", needed.join(" or ")),
+            ));
         }
         Ok(Some(caller))
     }

@@ -1,11 +1,13 @@
 //! What every okey service stands on: typed settings, telemetry, the gRPC host with health,
 //! reflection and graceful stop, connections to PostgreSQL, NATS and Redis, the error model's
-//! status builders, and access-token checks.
+//! reasons and status builders, the checks of request text, and access-token checks.
 //!
 //! Services wire these in `main.rs` and their `startup` module; nothing here knows the game.
 
 pub mod auth;
+pub mod decode;
 pub mod dependencies;
+pub mod fields;
 pub mod metrics;
 pub mod server;
 pub mod settings;
@@ -13,6 +15,7 @@ pub mod status;
 pub mod telemetry;
 pub mod testing;
 
+pub use decode::MAX_REQUEST_BYTES;
 pub use dependencies::{Dependencies, DependencyError, Needs};
 pub use server::{ServerError, ServiceHost, shutdown_signal};
 pub use settings::{LiveSettings, Secret, ServiceKind, Settings, SettingsError};

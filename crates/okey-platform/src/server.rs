@@ -1,5 +1,6 @@
-//! The gRPC host every service runs in: its API plus health and reflection, every tower layer in
-//! one `ServiceBuilder`, health that follows the dependencies, and a graceful stop.
+//! The gRPC host every service runs in: its API plus health and reflection (which also serves the
+//! `google.rpc` error details), every tower layer in one `ServiceBuilder`, health that follows the
+//! dependencies, and a graceful stop.
 //!
 //! Stopping: when the shutdown future resolves (SIGTERM/SIGINT in production), every health status
 //! turns NOT_SERVING, the server stops accepting calls and lets in-flight ones finish, and after
@@ -152,10 +153,12 @@ impl ServiceHost {
             )
         });
         // Every tower layer of every service, in order: the trace span first, so refusals are
-        // traced too, then authentication.
+        // traced too, then the error model for requests tonic cannot decode, then
+        // authentication.
         let layers = tower::ServiceBuilder::new()
             .layer(GrpcTraceLayer)
             .layer(GrpcMetricsLayer::default())
+            .map_response(crate::decode::rewrite)
             .layer(auth);
 
         let addr = self.local_addr();

@@ -1,9 +1,14 @@
 //! Builders for `tonic::Status` that follow the error model of `proto/okey/v1/common.proto`:
 //! a gRPC code plus `google.rpc.ErrorInfo` (domain `okey.v1`, a stable reason code) and, where it
-//! helps, `BadRequest` or `PreconditionFailure`. Each service maps its own domain errors through
-//! these, in exactly one place.
+//! helps, `BadRequest`, `PreconditionFailure` or `RetryInfo`. Each service maps its own domain
+//! errors through these, in exactly one place.
+//!
+//! Every reason a service can send is a [`Reason`], and each reason has exactly one gRPC code, so
+//! the code and the reason of an error always agree; [`Reason::ALL`] lists them for the test that
+//! holds `common.proto`'s reason table to the code.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
@@ -11,60 +16,295 @@ use tonic_types::{ErrorDetails, StatusExt};
 /// `ErrorInfo.domain` of every okey error.
 pub const ERROR_DOMAIN: &str = "okey.v1";
 
-fn with_info(reason: &str, metadata: HashMap<String, String>) -> ErrorDetails {
-    ErrorDetails::with_error_info(reason, ERROR_DOMAIN, metadata)
+macro_rules! reasons {
+    ($($(#[$doc:meta])* $variant:ident = $text:literal => $code:ident,)*) => {
+        /// A reason code (`ErrorInfo.reason`) with the one gRPC code it is sent with, as
+        /// `common.proto` documents them.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Reason {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Reason {
+            /// Every reason, in the order of `common.proto`'s table.
+            pub const ALL: &[Reason] = &[$(Reason::$variant,)*];
+
+            /// The wire spelling (lower_snake_case).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Reason::$variant => $text,)*
+                }
+            }
+
+            /// The gRPC code this reason is always sent with.
+            pub fn code(self) -> Code {
+                match self {
+                    $(Reason::$variant => Code::$code,)*
+                }
+            }
+        }
+    };
 }
 
-/// A well-formed request that the rules forbid now: FAILED_PRECONDITION, naming the rule.
-pub fn rule_violation(reason: &str, rule: &str, description: impl Into<String>) -> Status {
+reasons! {
+    // Request shape.
+    /// A string is not tile text.
+    InvalidTile = "invalid_tile" => InvalidArgument,
+    /// A seat number is not 0–3, or is assigned twice.
+    InvalidSeat = "invalid_seat" => InvalidArgument,
+    /// A required field is empty.
+    MissingField = "missing_field" => InvalidArgument,
+    /// The request is larger than the service accepts.
+    RequestTooLarge = "request_too_large" => InvalidArgument,
+    /// The `request_id` is empty, longer than 64 characters or holds a control character.
+    InvalidRequestId = "invalid_request_id" => InvalidArgument,
+    /// A string field holds text the service cannot keep (a NUL character).
+    InvalidText = "invalid_text" => InvalidArgument,
+    /// The request bytes do not decode as the RPC's message (invalid UTF-8 in a string, a wrong
+    /// wire type, truncated bytes).
+    MalformedRequest = "malformed_request" => InvalidArgument,
+    /// A resource name is not of the form the field needs (`players/{player}`).
+    InvalidName = "invalid_name" => InvalidArgument,
+    /// A table name is not `tables/{uuid}`.
+    InvalidTable = "invalid_table" => InvalidArgument,
+    /// A table version is negative.
+    InvalidVersion = "invalid_version" => InvalidArgument,
+    /// A `view_form` this server does not know.
+    InvalidViewForm = "invalid_view_form" => InvalidArgument,
+    /// A rule set names an unknown preset or an impossible value.
+    InvalidRules = "invalid_rules" => InvalidArgument,
+    /// A meld number is negative.
+    InvalidMeldNumber = "invalid_meld_number" => InvalidArgument,
+    /// An open or lay command names no meld.
+    NoMelds = "no_melds" => InvalidArgument,
+    /// A chat message is longer than the limit.
+    ChatTooLong = "chat_too_long" => InvalidArgument,
+
+    // Table rules.
+    /// The hand is over.
+    HandOver = "hand_over" => FailedPrecondition,
+    /// Another seat is on turn.
+    NotYourTurn = "not_your_turn" => FailedPrecondition,
+    /// Take a tile (draw or the side discard) before acting on the table or discarding.
+    TakeFirst = "take_first" => FailedPrecondition,
+    /// A tile was already taken this turn.
+    AlreadyTook = "already_took" => FailedPrecondition,
+    /// The first player's first turn has no draw.
+    FirstTurnNoTake = "first_turn_no_take" => FailedPrecondition,
+    /// The side discard was given back: draw from the centre pile.
+    MustDraw = "must_draw" => FailedPrecondition,
+    /// There is no side discard to take.
+    SideDiscardUnavailable = "side_discard_unavailable" => FailedPrecondition,
+    /// A discarded okey can never be taken.
+    OkeyNotTakeable = "okey_not_takeable" => FailedPrecondition,
+    /// The side discard is playable on the table, so it cannot be taken.
+    PlayableNotTakeable = "playable_not_takeable" => FailedPrecondition,
+    /// A pair opener may not take the side discard at this table.
+    PairsTakeDiscard = "pairs_take_discard" => FailedPrecondition,
+    /// No side discard is held to return.
+    NoSideDiscardHeld = "no_side_discard_held" => FailedPrecondition,
+    /// The side discard taken this turn must be used on the table before discarding.
+    SideDiscardNotUsed = "side_discard_not_used" => FailedPrecondition,
+    /// The side discard taken this turn must be part of the opening.
+    SideDiscardLeftOut = "side_discard_left_out" => FailedPrecondition,
+    /// After a wrong opening the only move left this turn is to discard.
+    OnlyDiscardLeft = "only_discard_left" => FailedPrecondition,
+    /// A named tile is not in the seat's rack.
+    TileNotInRack = "tile_not_in_rack" => FailedPrecondition,
+    /// The seat has already opened.
+    AlreadyOpened = "already_opened" => FailedPrecondition,
+    /// Open before laying, adding or retrieving.
+    NotOpened = "not_opened" => FailedPrecondition,
+    /// No lay, add or retrieve in the turn the seat opened, at this table.
+    ActAfterOpeningSameTurn = "act_after_opening_same_turn" => FailedPrecondition,
+    /// An opening is all runs and sets or all pairs.
+    MixedOpening = "mixed_opening" => FailedPrecondition,
+    /// A newly laid meld has more than 5 tiles.
+    MeldTooLong = "meld_too_long" => FailedPrecondition,
+    /// A meld of okeys only.
+    MeldNeedsRealTile = "meld_needs_real_tile" => FailedPrecondition,
+    /// A reading (`=Y13`) given to a tile that is not this hand's okey.
+    ReadingOnRealTile = "reading_on_real_tile" => FailedPrecondition,
+    /// A meld is neither a run nor a set.
+    InvalidMeld = "invalid_meld" => FailedPrecondition,
+    /// A meld of a pair opening is not a pair.
+    InvalidPair = "invalid_pair" => FailedPrecondition,
+    /// The tiles cannot be added to that table meld.
+    CannotAdd = "cannot_add" => FailedPrecondition,
+    /// The okey cannot be retrieved with those tiles.
+    CannotRetrieve = "cannot_retrieve" => FailedPrecondition,
+    /// A seat that opened with melds lays runs and sets, not pairs.
+    MeldOpenerLaysMelds = "meld_opener_lays_melds" => FailedPrecondition,
+    /// A seat that opened with pairs lays pairs only.
+    PairOpenerLaysPairs = "pair_opener_lays_pairs" => FailedPrecondition,
+    /// The move would empty the rack: one tile is kept for the closing discard.
+    RackWouldBeEmpty = "rack_would_be_empty" => FailedPrecondition,
+    /// The named table meld does not exist.
+    NoSuchMeld = "no_such_meld" => FailedPrecondition,
+    /// A pair opener added more tiles this turn than the table allows.
+    PairOpenerAddLimit = "pair_opener_add_limit" => FailedPrecondition,
+    /// The opening is below the threshold and in-play penalties are off.
+    OpeningBelowThreshold = "opening_below_threshold" => FailedPrecondition,
+    /// Playable discards are charged automatically at this table: nothing to call.
+    NotCalledMode = "not_called_mode" => FailedPrecondition,
+    /// There is no discard to call.
+    NoCallPossible = "no_call_possible" => FailedPrecondition,
+    /// A call comes before taking a tile.
+    CallAfterTaking = "call_after_taking" => FailedPrecondition,
+    /// The centre pile is empty.
+    PileEmpty = "pile_empty" => FailedPrecondition,
+    /// The seat is taken.
+    SeatTaken = "seat_taken" => FailedPrecondition,
+    /// Every seat is taken.
+    TableFull = "table_full" => FailedPrecondition,
+    /// Seats are still free: the match has not started.
+    MatchNotStarted = "match_not_started" => FailedPrecondition,
+    /// The match is over.
+    MatchOver = "match_over" => FailedPrecondition,
+    /// The match is being played: the seat cannot be left now.
+    MatchInProgress = "match_in_progress" => FailedPrecondition,
+    /// A command only the server plays (a turn timeout).
+    ServerOnly = "server_only" => FailedPrecondition,
+    /// No bot plays that seat.
+    NotBotSeat = "not_bot_seat" => FailedPrecondition,
+    /// A deadline of a turn that is over.
+    StaleTimeout = "stale_timeout" => FailedPrecondition,
+    /// A partner message at a table without partners.
+    NoPartners = "no_partners" => FailedPrecondition,
+    /// The caller does not sit at this table.
+    NotSeated = "not_seated" => PermissionDenied,
+    /// No such table, or not visible to the caller.
+    TableNotFound = "table_not_found" => NotFound,
+    /// The table moved past `expected_version`, or another change to it was being made.
+    VersionConflict = "version_conflict" => Aborted,
+    /// A version the table has not reached yet.
+    VersionAhead = "version_ahead" => OutOfRange,
+    /// Too many chat messages in the window.
+    ChatRateLimited = "chat_rate_limited" => ResourceExhausted,
+
+    // Accounts and tokens.
+    /// Wrong username or password (never says which).
+    InvalidCredentials = "invalid_credentials" => Unauthenticated,
+    /// The access token has expired.
+    TokenExpired = "token_expired" => Unauthenticated,
+    /// No token, or a malformed, tampered or unknown one; or an unknown refresh token.
+    TokenInvalid = "token_invalid" => Unauthenticated,
+    /// A used refresh token was presented again: every session of its sign-in is ended.
+    RefreshTokenReused = "refresh_token_reused" => Unauthenticated,
+    /// The username belongs to another account.
+    UsernameTaken = "username_taken" => AlreadyExists,
+    /// A username that is not 3–32 letters, digits, `_` or `-`.
+    InvalidUsername = "invalid_username" => InvalidArgument,
+    /// A password shorter than 10 characters or longer than 256 bytes.
+    WeakPassword = "weak_password" => InvalidArgument,
+    /// A display name that is not 1–24 characters.
+    InvalidDisplayName = "invalid_display_name" => InvalidArgument,
+    /// An avatar reference longer than 256 characters or with control characters.
+    InvalidAvatarRef = "invalid_avatar_ref" => InvalidArgument,
+    /// An update mask naming a field that cannot be updated.
+    InvalidUpdateMask = "invalid_update_mask" => InvalidArgument,
+    /// The account is not a guest (it already has a password).
+    NotAGuest = "not_a_guest" => PermissionDenied,
+    /// Only the player may change their own profile.
+    NotYourProfile = "not_your_profile" => PermissionDenied,
+    /// The caller lacks the role the call needs.
+    RoleRequired = "role_required" => PermissionDenied,
+    /// No such player.
+    PlayerNotFound = "player_not_found" => NotFound,
+    /// Too many wrong passwords for the account or address.
+    TooManyAttempts = "too_many_attempts" => ResourceExhausted,
+
+    // Service.
+    /// The RPC is in the contract but not served yet.
+    NotImplementedYet = "not_implemented_yet" => Unimplemented,
+    /// A dependency (store, Redis, NATS) is unavailable.
+    DependencyUnavailable = "dependency_unavailable" => Unavailable,
+    /// A bug on the server.
+    Internal = "internal" => Internal,
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn with_info(reason: Reason, metadata: HashMap<String, String>) -> ErrorDetails {
+    ErrorDetails::with_error_info(reason.as_str(), ERROR_DOMAIN, metadata)
+}
+
+/// An error with `reason`, its code and ErrorInfo (no other details).
+pub fn error(reason: Reason, message: impl Into<String>) -> Status {
+    with_metadata(reason, HashMap::new(), message)
+}
+
+/// An error with `reason`, its code and ErrorInfo carrying `metadata`.
+pub fn with_metadata(
+    reason: Reason,
+    metadata: HashMap<String, String>,
+    message: impl Into<String>,
+) -> Status {
+    Status::with_error_details(reason.code(), message.into(), with_info(reason, metadata))
+}
+
+/// A well-formed request that the rules forbid now (a FAILED_PRECONDITION reason), naming the
+/// rule in ErrorInfo and PreconditionFailure.
+pub fn rule_violation(reason: Reason, rule: &str, description: impl Into<String>) -> Status {
     let description = description.into();
     let mut details = with_info(
         reason,
         HashMap::from([("rule".to_owned(), rule.to_owned())]),
     );
     details.add_precondition_failure_violation("rule", rule, description.clone());
-    Status::with_error_details(Code::FailedPrecondition, description, details)
+    Status::with_error_details(reason.code(), description, details)
 }
 
-/// A malformed request: INVALID_ARGUMENT, naming the bad field.
-pub fn invalid_argument(reason: &str, field: &str, description: impl Into<String>) -> Status {
+/// A malformed request (an INVALID_ARGUMENT reason), naming the bad field in BadRequest.
+pub fn invalid_argument(reason: Reason, field: &str, description: impl Into<String>) -> Status {
     let description = description.into();
     let mut details = with_info(reason, HashMap::new());
     details.add_bad_request_violation(field, description.clone());
-    Status::with_error_details(Code::InvalidArgument, description, details)
+    Status::with_error_details(reason.code(), description, details)
 }
 
-/// Any other code with a reason (ABORTED `version_conflict`, UNAUTHENTICATED `token_expired`, …).
-pub fn with_reason(code: Code, reason: &str, message: impl Into<String>) -> Status {
-    let message = message.into();
-    let details = with_info(reason, HashMap::new());
-    Status::with_error_details(code, message, details)
+/// A refusal the client may try again after `retry_after` (RESOURCE_EXHAUSTED or UNAVAILABLE
+/// reasons), with RetryInfo.
+pub fn retry_after(reason: Reason, retry_after: Duration, message: impl Into<String>) -> Status {
+    let mut details = with_info(reason, HashMap::new());
+    details.set_retry_info(Some(retry_after));
+    Status::with_error_details(reason.code(), message.into(), details)
+}
+
+/// A bug on the server: INTERNAL `internal`, saying nothing of the cause (log it before).
+pub fn internal() -> Status {
+    error(Reason::Internal, "internal error")
 }
 
 /// An RPC of the contract that this server does not serve yet: UNIMPLEMENTED,
 /// `not_implemented_yet`, saying which work item brings it.
 pub fn not_implemented_yet(rpc: &str, arrives_with: &str) -> Status {
-    let message = format!(
-        "{rpc} is part of the okey.v1 contract but not served yet; it arrives with {arrives_with}"
-    );
-    let details = with_info(
-        "not_implemented_yet",
+    with_metadata(
+        Reason::NotImplementedYet,
         HashMap::from([("rpc".to_owned(), rpc.to_owned())]),
-    );
-    Status::with_error_details(Code::Unimplemented, message, details)
+        format!(
+            "{rpc} is part of the okey.v1 contract but not served yet; it arrives with {arrives_with}"
+        ),
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     #[test]
     fn a_rule_violation_carries_reason_and_rule() {
-        let status = rule_violation("wrong_opening", "threshold", "85 is below 101");
+        let status = rule_violation(Reason::OpeningBelowThreshold, "threshold", "85 < 101");
         assert_eq!(status.code(), Code::FailedPrecondition);
         let details = status.get_error_details();
         let info = details.error_info().expect("ErrorInfo");
-        assert_eq!(info.reason, "wrong_opening");
+        assert_eq!(info.reason, "opening_below_threshold");
         assert_eq!(info.domain, ERROR_DOMAIN);
         let failure = details.precondition_failure().expect("PreconditionFailure");
         assert_eq!(failure.violations[0].subject, "threshold");
@@ -72,12 +312,106 @@ mod tests {
 
     #[test]
     fn a_bad_argument_names_the_field() {
-        let status = invalid_argument("invalid_tile", "command.discard.tile", "no such tile: X9");
+        let status = invalid_argument(Reason::InvalidTile, "command.discard.tile", "no tile X9");
         assert_eq!(status.code(), Code::InvalidArgument);
         let details = status.get_error_details();
         assert_eq!(
             details.bad_request().unwrap().field_violations[0].field,
             "command.discard.tile"
+        );
+    }
+
+    /// `common.proto`'s reason table: reason → the code it documents.
+    fn documented_reasons() -> BTreeMap<String, String> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../proto/okey/v1/common.proto"
+        );
+        let text = std::fs::read_to_string(path).expect("common.proto");
+        let mut documented = BTreeMap::new();
+        for line in text.lines() {
+            // Rows of the reason table: // | `reason` | CODE | when |
+            let Some(row) = line.trim().strip_prefix("// | `") else {
+                continue;
+            };
+            let mut cells = row.split('|').map(str::trim);
+            let reason = cells.next().unwrap().trim_end_matches('`');
+            let code = cells.next().unwrap_or_default();
+            let earlier = documented.insert(reason.to_owned(), code.to_owned());
+            assert!(earlier.is_none(), "common.proto documents `{reason}` twice");
+        }
+        documented
+    }
+
+    /// The proto spelling of a code (`FAILED_PRECONDITION`).
+    fn code_name(code: Code) -> String {
+        let mut name = String::new();
+        for (i, c) in format!("{code:?}").chars().enumerate() {
+            if c.is_uppercase() && i > 0 {
+                name.push('_');
+            }
+            name.push(c.to_ascii_uppercase());
+        }
+        name
+    }
+
+    #[test]
+    fn common_proto_documents_every_reason_with_its_code_and_no_other() {
+        let documented = documented_reasons();
+        assert!(documented.len() > 50, "the reason table was not found");
+        let mut wrong = Vec::new();
+        for reason in Reason::ALL {
+            let code = code_name(reason.code());
+            match documented.get(reason.as_str()) {
+                Some(doc) if *doc == code => {}
+                Some(doc) => wrong.push(format!("`{reason}` is sent as {code}, documented {doc}")),
+                None => wrong.push(format!("`{reason}` ({code}) is not documented")),
+            }
+        }
+        for reason in documented.keys() {
+            if !Reason::ALL.iter().any(|r| r.as_str() == reason) {
+                wrong.push(format!("`{reason}` is documented but no service sends it"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "common.proto and the code disagree:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn reasons_are_lower_snake_case_and_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for reason in Reason::ALL {
+            let text = reason.as_str();
+            assert!(
+                text.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{text}"
+            );
+            assert!(seen.insert(text), "`{text}` is spelled by two reasons");
+        }
+    }
+
+    #[test]
+    fn builders_send_the_code_of_their_reason() {
+        assert_eq!(
+            invalid_argument(Reason::InvalidTile, "f", "x").code(),
+            Code::InvalidArgument
+        );
+        assert_eq!(error(Reason::VersionConflict, "x").code(), Code::Aborted);
+        let limited = retry_after(Reason::TooManyAttempts, Duration::from_secs(3), "x");
+        assert_eq!(limited.code(), Code::ResourceExhausted);
+        let details = limited.get_error_details();
+        assert_eq!(
+            details.retry_info().unwrap().retry_delay,
+            Some(Duration::from_secs(3))
+        );
+        let bug = internal();
+        assert_eq!(bug.code(), Code::Internal);
+        assert_eq!(
+            bug.get_error_details().error_info().unwrap().reason,
+            "internal"
         );
     }
 }

@@ -373,3 +373,119 @@ mod tests {
         assert_eq!(claims.sub, "p1");
     }
 }
+
+/// A codec that sends and receives message bytes as they are, for requests no generated client
+/// can make (bytes that do not decode, oversized messages).
+#[derive(Clone, Copy, Debug, Default)]
+struct RawCodec;
+
+impl tonic::codec::Codec for RawCodec {
+    type Encode = Vec<u8>;
+    type Decode = Vec<u8>;
+    type Encoder = RawCodec;
+    type Decoder = RawCodec;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        RawCodec
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RawCodec
+    }
+}
+
+impl tonic::codec::Encoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn encode(
+        &mut self,
+        item: Vec<u8>,
+        dst: &mut tonic::codec::EncodeBuf<'_>,
+    ) -> Result<(), tonic::Status> {
+        use prost::bytes::BufMut;
+        dst.put_slice(&item);
+        Ok(())
+    }
+}
+
+impl tonic::codec::Decoder for RawCodec {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Vec<u8>>, tonic::Status> {
+        use prost::bytes::Buf;
+        Ok(Some(src.copy_to_bytes(src.remaining()).to_vec()))
+    }
+}
+
+/// Sends `request`'s bytes as the request message of the unary RPC `path`
+/// (`/okey.v1.AccountsService/SignInAsGuest`) and returns the response message's bytes.
+pub async fn raw_unary(
+    channel: tonic::transport::Channel,
+    path: &'static str,
+    request: tonic::Request<Vec<u8>>,
+) -> Result<Vec<u8>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    grpc.unary(
+        request,
+        http::uri::PathAndQuery::from_static(path),
+        RawCodec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+/// The names of the files that the server's reflection (v1alpha, the one grpcurl speaks) says
+/// define `symbol` (`google.rpc.ErrorInfo`) and every file they import, or its error message.
+pub async fn reflection_files_for(
+    channel: tonic::transport::Channel,
+    symbol: &str,
+) -> Result<Vec<String>, String> {
+    use prost::Message as _;
+    use tonic_reflection::pb::v1alpha::server_reflection_client::ServerReflectionClient;
+    use tonic_reflection::pb::v1alpha::server_reflection_request::MessageRequest;
+    use tonic_reflection::pb::v1alpha::server_reflection_response::MessageResponse;
+    use tonic_reflection::pb::v1alpha::{ServerReflectionRequest, ServerReflectionResponse};
+
+    let request = ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(MessageRequest::FileContainingSymbol(symbol.to_owned())),
+    };
+    let mut answers = ServerReflectionClient::new(channel)
+        .server_reflection_info(futures_stream(request))
+        .await
+        .map_err(|e| e.to_string())?
+        .into_inner();
+    let answer: ServerReflectionResponse = answers
+        .message()
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("no reflection answer")?;
+    match answer.message_response {
+        Some(MessageResponse::FileDescriptorResponse(files)) => files
+            .file_descriptor_proto
+            .iter()
+            .map(|raw| {
+                prost_types::FileDescriptorProto::decode(raw.as_slice())
+                    .map(|file| file.name().to_owned())
+                    .map_err(|e| e.to_string())
+            })
+            .collect(),
+        Some(MessageResponse::ErrorResponse(e)) => Err(e.error_message),
+        other => Err(format!("unexpected reflection answer: {other:?}")),
+    }
+}
+
+/// A stream of one message.
+fn futures_stream<T: Send + 'static>(
+    message: T,
+) -> impl tonic::codegen::tokio_stream::Stream<Item = T> {
+    tonic::codegen::tokio_stream::iter([message])
+}

@@ -8,7 +8,9 @@ pub mod v1 {
     tonic::include_proto!("okey.v1");
 }
 
-/// Encoded `FileDescriptorSet` of every okey.v1 file and its imports, for gRPC reflection.
+/// Encoded `FileDescriptorSet` of every okey.v1 file and its imports, plus `google/rpc/status.proto`
+/// and `google/rpc/error_details.proto` (the error details every error carries), for gRPC
+/// reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("okey_v1_descriptor");
 
 /// Fully qualified gRPC service names, as health checks and reflection know them.

@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use okey_platform::Secret;
 use okey_platform::auth::{Claims, Role};
 use okey_platform::settings::Settings;
+use okey_platform::status::Reason;
 use sha2::{Digest, Sha256};
 use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
@@ -33,8 +34,8 @@ pub enum AccountsError {
     InvalidArgument {
         /// Request field path.
         field: &'static str,
-        /// Reason code.
-        reason: &'static str,
+        /// Reason code (an INVALID_ARGUMENT one).
+        reason: Reason,
         /// For people.
         message: String,
     },
@@ -85,7 +86,7 @@ impl From<KeyError> for AccountsError {
     }
 }
 
-fn invalid(field: &'static str, reason: &'static str, message: impl Into<String>) -> AccountsError {
+fn invalid(field: &'static str, reason: Reason, message: impl Into<String>) -> AccountsError {
     AccountsError::InvalidArgument {
         field,
         reason,
@@ -256,7 +257,7 @@ impl Accounts {
         if !(8..=128).contains(&device_id.chars().count()) {
             return Err(invalid(
                 "device_id",
-                "missing_field",
+                Reason::MissingField,
                 "device_id must be 8–128 characters",
             ));
         }
@@ -264,7 +265,7 @@ impl Accounts {
         if display_name.chars().count() > 24 {
             return Err(invalid(
                 "display_name",
-                "invalid_display_name",
+                Reason::InvalidDisplayName,
                 "display_name must be at most 24 characters",
             ));
         }
@@ -567,7 +568,7 @@ impl Accounts {
             if !(1..=24).contains(&n) {
                 return Err(invalid(
                     "profile.display_name",
-                    "invalid_display_name",
+                    Reason::InvalidDisplayName,
                     "display_name must be 1–24 characters",
                 ));
             }
@@ -577,7 +578,7 @@ impl Accounts {
         {
             return Err(invalid(
                 "profile.avatar_ref",
-                "invalid_avatar_ref",
+                Reason::InvalidAvatarRef,
                 "avatar_ref must be at most 256 printable characters",
             ));
         }
@@ -712,7 +713,7 @@ fn normalize_username(username: &str) -> Result<String, AccountsError> {
     } else {
         Err(invalid(
             "username",
-            "invalid_username",
+            Reason::InvalidUsername,
             "username must be 3–32 letters, digits, `_` or `-`",
         ))
     }
@@ -723,14 +724,14 @@ fn check_password(password: &Secret<String>) -> Result<(), AccountsError> {
     if n < 10 {
         return Err(invalid(
             "password",
-            "weak_password",
+            Reason::WeakPassword,
             "password must be at least 10 characters",
         ));
     }
     if password.expose().len() > 256 {
         return Err(invalid(
             "password",
-            "weak_password",
+            Reason::WeakPassword,
             "password must be at most 256 bytes",
         ));
     }

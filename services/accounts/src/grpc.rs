@@ -3,16 +3,14 @@
 //! authentication layer put on the request, and maps [`AccountsError`] to `tonic::Status` in one
 //! place ([`to_status`]). Requests are never logged: they carry passwords and tokens.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use okey_platform::Secret;
 use okey_platform::auth::{Caller, Role};
-use okey_platform::status;
+use okey_platform::fields;
+use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::accounts_service_server::AccountsService;
-use tonic::{Code, Request, Response, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic::{Request, Response, Status};
 use uuid::Uuid;
 
 use crate::accounts::{Account, AccountKind, Accounts, AccountsError, ProfileChange, Session};
@@ -32,8 +30,6 @@ impl AccountsApi {
 
 /// The one mapping from domain errors to statuses (see common.proto's error model).
 pub fn to_status(error: AccountsError) -> Status {
-    let reason =
-        |code: Code, reason: &str, message: String| status::with_reason(code, reason, message);
     match error {
         AccountsError::InvalidArgument {
             field,
@@ -41,48 +37,49 @@ pub fn to_status(error: AccountsError) -> Status {
             message,
         } => status::invalid_argument(reason, field, message),
         e @ AccountsError::InvalidCredentials => {
-            reason(Code::Unauthenticated, "invalid_credentials", e.to_string())
+            status::error(Reason::InvalidCredentials, e.to_string())
         }
         e @ AccountsError::TooManyAttempts { retry_after } => {
-            let mut details = ErrorDetails::with_error_info(
-                "too_many_attempts",
-                status::ERROR_DOMAIN,
-                HashMap::new(),
-            );
-            details.set_retry_info(Some(retry_after));
-            Status::with_error_details(Code::ResourceExhausted, e.to_string(), details)
+            status::retry_after(Reason::TooManyAttempts, retry_after, e.to_string())
         }
-        e @ AccountsError::UsernameTaken => {
-            reason(Code::AlreadyExists, "username_taken", e.to_string())
-        }
-        e @ AccountsError::NotAGuest => {
-            reason(Code::PermissionDenied, "not_a_guest", e.to_string())
-        }
+        e @ AccountsError::UsernameTaken => status::error(Reason::UsernameTaken, e.to_string()),
+        e @ AccountsError::NotAGuest => status::error(Reason::NotAGuest, e.to_string()),
         e @ AccountsError::RefreshTokenReused => {
-            reason(Code::Unauthenticated, "refresh_token_reused", e.to_string())
+            status::error(Reason::RefreshTokenReused, e.to_string())
         }
-        e @ AccountsError::RefreshTokenInvalid => {
-            reason(Code::Unauthenticated, "token_invalid", e.to_string())
+        e @ (AccountsError::RefreshTokenInvalid | AccountsError::Unauthenticated) => {
+            status::error(Reason::TokenInvalid, e.to_string())
         }
-        e @ AccountsError::NotFound => reason(Code::NotFound, "player_not_found", e.to_string()),
-        e @ AccountsError::NotYours => {
-            reason(Code::PermissionDenied, "not_your_profile", e.to_string())
-        }
-        e @ AccountsError::Unauthenticated => {
-            reason(Code::Unauthenticated, "token_invalid", e.to_string())
-        }
+        e @ AccountsError::NotFound => status::error(Reason::PlayerNotFound, e.to_string()),
+        e @ AccountsError::NotYours => status::error(Reason::NotYourProfile, e.to_string()),
         e @ (AccountsError::Database(_) | AccountsError::Redis(_)) => {
             tracing::error!(error = %e, "dependency failed");
-            reason(
-                Code::Unavailable,
-                "dependency_unavailable",
-                "a dependency of the accounts service is unavailable; retry".into(),
+            status::error(
+                Reason::DependencyUnavailable,
+                "a dependency of the accounts service is unavailable; retry",
             )
         }
         e @ AccountsError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
-            Status::internal("internal error")
+            status::internal()
         }
+    }
+}
+
+/// The string fields of a request: text the store can hold ([`fields::text`]).
+fn texts(fields: &[(&str, &str)]) -> Result<(), Status> {
+    fields
+        .iter()
+        .try_for_each(|(field, value)| fields::text(field, value).map(drop))
+}
+
+/// A request's `request_id`: accounts accepts an empty one (sign-in calls sent before request ids
+/// were asked for); any other is checked as every service checks it.
+fn request_id(value: &str) -> Result<&str, Status> {
+    if value.is_empty() {
+        Ok(value)
+    } else {
+        fields::request_id(value)
     }
 }
 
@@ -103,7 +100,7 @@ fn player_name(
 ) -> Result<Uuid, Status> {
     let bad = || {
         status::invalid_argument(
-            "invalid_name",
+            Reason::InvalidName,
             field,
             format!("expected `players/{{player}}{suffix}` or `players/me{suffix}`"),
         )
@@ -172,6 +169,11 @@ impl AccountsService for AccountsApi {
         request: Request<pb::SignInAsGuestRequest>,
     ) -> Result<Response<pb::SignInAsGuestResponse>, Status> {
         let r = request.into_inner();
+        request_id(&r.request_id)?;
+        texts(&[
+            ("device_id", &r.device_id),
+            ("display_name", &r.display_name),
+        ])?;
         let (account, session, created) = self
             .accounts
             .sign_in_as_guest(&r.device_id, &r.display_name)
@@ -190,6 +192,8 @@ impl AccountsService for AccountsApi {
     ) -> Result<Response<pb::UpgradeGuestResponse>, Status> {
         let player = caller(&request)?;
         let r = request.into_inner();
+        request_id(&r.request_id)?;
+        texts(&[("username", &r.username), ("password", &r.password)])?;
         let password = Secret::new(r.password);
         let (account, session) = self
             .accounts
@@ -211,6 +215,12 @@ impl AccountsService for AccountsApi {
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|| "unknown".to_owned());
         let r = request.into_inner();
+        request_id(&r.request_id)?;
+        texts(&[
+            ("username", &r.username),
+            ("password", &r.password),
+            ("device_id", &r.device_id),
+        ])?;
         let password = Secret::new(r.password);
         let device = Some(r.device_id.as_str()).filter(|d| !d.is_empty());
         let (account, session) = self
@@ -229,6 +239,8 @@ impl AccountsService for AccountsApi {
         request: Request<pb::RefreshSessionRequest>,
     ) -> Result<Response<pb::RefreshSessionResponse>, Status> {
         let r = request.into_inner();
+        request_id(&r.request_id)?;
+        texts(&[("refresh_token", &r.refresh_token)])?;
         let token = Secret::new(r.refresh_token);
         let session = self
             .accounts
@@ -245,6 +257,8 @@ impl AccountsService for AccountsApi {
         request: Request<pb::SignOutRequest>,
     ) -> Result<Response<pb::SignOutResponse>, Status> {
         let r = request.into_inner();
+        request_id(&r.request_id)?;
+        texts(&[("refresh_token", &r.refresh_token)])?;
         let token = Secret::new(r.refresh_token);
         self.accounts
             .sign_out(&token, r.everywhere)
@@ -271,7 +285,12 @@ impl AccountsService for AccountsApi {
     ) -> Result<Response<pb::UpdateProfileResponse>, Status> {
         let me = caller(&request)?;
         let r = request.into_inner();
+        request_id(&r.request_id)?;
         let profile = r.profile.unwrap_or_default();
+        texts(&[
+            ("profile.display_name", &profile.display_name),
+            ("profile.avatar_ref", &profile.avatar_ref),
+        ])?;
         let player = player_name(&profile.name, "", Some(me), "profile.name")?;
         if player != me {
             return Err(to_status(AccountsError::NotYours));
@@ -283,7 +302,7 @@ impl AccountsService for AccountsApi {
             .find(|p| *p != "display_name" && *p != "avatar_ref")
         {
             return Err(status::invalid_argument(
-                "invalid_update_mask",
+                Reason::InvalidUpdateMask,
                 "update_mask",
                 format!("cannot update `{unknown}`: only display_name and avatar_ref"),
             ));

@@ -104,7 +104,8 @@ impl Application {
         };
         let limiter = SignInLimiter::new(redis, &settings.redis.key_prefix, LimitPolicy::default());
         let accounts = Accounts::new(pool, keys, limiter, settings);
-        let api = AccountsServiceServer::new(AccountsApi::new(accounts));
+        let api = AccountsServiceServer::new(AccountsApi::new(accounts))
+            .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host.add_api(api).with_auth(auth),
             dependencies,

@@ -7,16 +7,16 @@ use std::collections::BTreeMap;
 use std::pin::Pin;
 
 use okey_platform::auth::Caller;
-use okey_platform::status;
+use okey_platform::fields;
+use okey_platform::status::{self, Reason};
 use okey_platform::telemetry::{context_as_map, current_context};
 use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_server::TableService;
-use okey_rules::hand::ErrorClass;
-use okey_rules::meld::Form;
+use okey_rules::meld::{Form, MeldError};
 use okey_rules::view::TakenView;
 use okey_rules::{
     Command, Event, MatchLength, MeldTile, OpenKind, Outcome as HandOutcome, PlayableDiscard,
-    Preset, RuleSet, Seat, SeatView, TableMeld, Threshold, Tile,
+    Preset, RuleError, RuleSet, Seat, SeatView, TableMeld, Threshold, Tile,
 };
 use prost::Message;
 use sqlx::types::Uuid;
@@ -34,9 +34,7 @@ use crate::service::{Freshness, Outcome, PhaseName, ServiceError, Summary, Table
 /// Largest command request accepted (bytes, encoded). A real command is far smaller.
 pub const MAX_COMMAND_BYTES: usize = 4 * 1024;
 /// Largest message the server decodes at all.
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
-/// Longest client request id.
-const MAX_REQUEST_ID: usize = 64;
+pub const MAX_MESSAGE_BYTES: usize = okey_platform::MAX_REQUEST_BYTES;
 
 /// The TableService implementation.
 #[derive(Clone)]
@@ -58,9 +56,8 @@ impl TableApi {
 
     fn live(&self) -> Result<&(Presences, Chat), Status> {
         self.live.as_ref().ok_or_else(|| {
-            status::with_reason(
-                Code::Unavailable,
-                "dependency_unavailable",
+            status::error(
+                Reason::DependencyUnavailable,
                 "presence and chat are not configured on this server",
             )
         })
@@ -105,27 +102,22 @@ fn presence_to_proto(p: Presence) -> pb::Presence {
 /// The one mapping from chat errors to statuses.
 fn chat_status(error: ChatError) -> Status {
     match error {
-        e @ (ChatError::Empty { .. } | ChatError::TooLong { .. }) => {
-            status::invalid_argument("chat_too_long", "text", e.to_string())
+        e @ ChatError::Empty { .. } => {
+            status::invalid_argument(Reason::MissingField, "text", e.to_string())
+        }
+        e @ ChatError::TooLong { .. } => {
+            status::invalid_argument(Reason::ChatTooLong, "text", e.to_string())
         }
         e @ ChatError::TooFrequent { retry_after, .. } => {
-            let mut details = tonic_types::ErrorDetails::with_error_info(
-                "chat_rate_limited",
-                status::ERROR_DOMAIN,
-                std::collections::HashMap::new(),
-            );
-            details.set_retry_info(Some(retry_after));
-            use tonic_types::StatusExt;
-            Status::with_error_details(Code::ResourceExhausted, e.to_string(), details)
+            status::retry_after(Reason::ChatRateLimited, retry_after, e.to_string())
         }
         e @ ChatError::NoPartners => {
-            status::rule_violation("no_partners", "partners", e.to_string())
+            status::rule_violation(Reason::NoPartners, "partners", e.to_string())
         }
         e @ (ChatError::Store(_) | ChatError::Redis(_) | ChatError::Nats(_)) => {
             tracing::error!(error = %e, "chat failed");
-            status::with_reason(
-                Code::Unavailable,
-                "dependency_unavailable",
+            status::error(
+                Reason::DependencyUnavailable,
                 "chat is not available now; retry with the same request_id",
             )
         }
@@ -173,9 +165,7 @@ fn caller<T>(request: &Request<T>) -> Result<String, Status> {
         .extensions()
         .get::<Caller>()
         .map(|c| format!("players/{}", c.player_id))
-        .ok_or_else(|| {
-            status::with_reason(Code::Unauthenticated, "token_invalid", "no verified caller")
-        })
+        .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))
 }
 
 fn trace() -> BTreeMap<String, String> {
@@ -185,51 +175,99 @@ fn trace() -> BTreeMap<String, String> {
 /// The one mapping from domain errors to statuses.
 fn status_of(error: ServiceError) -> Status {
     match error {
-        ServiceError::Table(TableError::Rule(rule)) => {
-            let reason = rule.code();
-            match rule.class() {
-                ErrorClass::InvalidArgument => {
-                    status::invalid_argument(reason, "command", rule.to_string())
+        ServiceError::Table(e) => {
+            let reason = table_reason(&e);
+            match reason.code() {
+                Code::InvalidArgument => status::invalid_argument(reason, "command", e.to_string()),
+                Code::FailedPrecondition => {
+                    status::rule_violation(reason, reason.as_str(), e.to_string())
                 }
-                ErrorClass::FailedPrecondition => {
-                    status::rule_violation(reason, reason, rule.to_string())
-                }
+                _ => status::error(reason, e.to_string()),
             }
         }
-        ServiceError::Table(e @ TableError::NotSeated) => {
-            status::with_reason(Code::PermissionDenied, e.code(), e.to_string())
-        }
-        ServiceError::Table(e) => status::rule_violation(e.code(), e.code(), e.to_string()),
-        ServiceError::NotFound => {
-            status::with_reason(Code::NotFound, "table_not_found", "no such table")
-        }
+        ServiceError::NotFound => status::error(Reason::TableNotFound, "no such table"),
         ServiceError::InvalidRules(message) => {
-            status::invalid_argument("invalid_rules", "rules", message)
+            status::invalid_argument(Reason::InvalidRules, "rules", message)
         }
-        e @ ServiceError::VersionConflict { .. } => {
-            status::with_reason(Code::Aborted, "version_conflict", e.to_string())
+        e @ (ServiceError::VersionConflict { .. } | ServiceError::Busy) => {
+            status::error(Reason::VersionConflict, e.to_string())
         }
-        e @ ServiceError::Busy => {
-            status::with_reason(Code::Aborted, "version_conflict", e.to_string())
-        }
-        e @ ServiceError::VersionAhead { .. } => {
-            status::with_reason(Code::OutOfRange, "version_ahead", e.to_string())
-        }
+        e @ ServiceError::VersionAhead { .. } => status::error(Reason::VersionAhead, e.to_string()),
         ServiceError::Store(e) => {
             tracing::error!(error = %e, "event store failed");
-            status::with_reason(
-                Code::Unavailable,
-                "dependency_unavailable",
+            status::error(
+                Reason::DependencyUnavailable,
                 "the event store is not available; retry with the same request_id",
             )
         }
     }
 }
 
+/// The reason (and so the code) of a refused command: the one place the engine's and the
+/// table's rejections meet common.proto's reason table.
+fn table_reason(error: &TableError) -> Reason {
+    match error {
+        TableError::Rule(rule) => rule_reason(rule),
+        TableError::NotSeated => Reason::NotSeated,
+        TableError::SeatTaken(_) => Reason::SeatTaken,
+        TableError::TableFull => Reason::TableFull,
+        TableError::NotStarted => Reason::MatchNotStarted,
+        TableError::MatchOver => Reason::MatchOver,
+        TableError::MatchInProgress => Reason::MatchInProgress,
+        TableError::ServerOnly => Reason::ServerOnly,
+        TableError::NotBotSeat(_) => Reason::NotBotSeat,
+        TableError::StaleTimeout => Reason::StaleTimeout,
+    }
+}
+
+fn rule_reason(error: &RuleError) -> Reason {
+    match error {
+        RuleError::HandOver => Reason::HandOver,
+        RuleError::NotYourTurn { .. } => Reason::NotYourTurn,
+        RuleError::TakeFirst => Reason::TakeFirst,
+        RuleError::AlreadyTook => Reason::AlreadyTook,
+        RuleError::FirstTurnNoTake => Reason::FirstTurnNoTake,
+        RuleError::MustDraw => Reason::MustDraw,
+        RuleError::NoSideDiscard => Reason::SideDiscardUnavailable,
+        RuleError::SideDiscardIsOkey => Reason::OkeyNotTakeable,
+        RuleError::SideDiscardPlayable(_) => Reason::PlayableNotTakeable,
+        RuleError::PairsMayNotTakeDiscard => Reason::PairsTakeDiscard,
+        RuleError::NoSideDiscardHeld => Reason::NoSideDiscardHeld,
+        RuleError::SideDiscardUnused(_) => Reason::SideDiscardNotUsed,
+        RuleError::SideDiscardLeftOut(_) => Reason::SideDiscardLeftOut,
+        RuleError::OnlyDiscardLeft => Reason::OnlyDiscardLeft,
+        RuleError::NotInRack(_) => Reason::TileNotInRack,
+        RuleError::AlreadyOpened => Reason::AlreadyOpened,
+        RuleError::NotOpened => Reason::NotOpened,
+        RuleError::NoActionsInOpeningTurn => Reason::ActAfterOpeningSameTurn,
+        RuleError::MixedOpening => Reason::MixedOpening,
+        RuleError::NoMelds => Reason::NoMelds,
+        RuleError::Meld(meld) => match meld {
+            MeldError::TooLong(..) => Reason::MeldTooLong,
+            MeldError::NoRealTile => Reason::MeldNeedsRealTile,
+            MeldError::ReadingOnRealTile(_) => Reason::ReadingOnRealTile,
+            MeldError::NotRunOrSet(_) => Reason::InvalidMeld,
+            MeldError::NotPair(_) => Reason::InvalidPair,
+            MeldError::CannotAdd(..) => Reason::CannotAdd,
+            MeldError::CannotRetrieve(_) => Reason::CannotRetrieve,
+        },
+        RuleError::MeldOpenerLaysMelds => Reason::MeldOpenerLaysMelds,
+        RuleError::PairOpenerLaysPairs => Reason::PairOpenerLaysPairs,
+        RuleError::MustKeepOneTile => Reason::RackWouldBeEmpty,
+        RuleError::NoSuchMeld(_) => Reason::NoSuchMeld,
+        RuleError::PairOpenerAddLimit(_) => Reason::PairOpenerAddLimit,
+        RuleError::BelowThreshold { .. } => Reason::OpeningBelowThreshold,
+        RuleError::NotCalledMode => Reason::NotCalledMode,
+        RuleError::NothingToCall => Reason::NoCallPossible,
+        RuleError::CallAfterTaking => Reason::CallAfterTaking,
+        RuleError::PileEmpty => Reason::PileEmpty,
+    }
+}
+
 /// A table version sent in `field`: not negative (`invalid_version`).
 fn version_arg(value: i64, field: &str) -> Result<u64, Status> {
     u64::try_from(value).map_err(|_| {
-        status::invalid_argument("invalid_version", field, "versions are not negative")
+        status::invalid_argument(Reason::InvalidVersion, field, "versions are not negative")
     })
 }
 
@@ -238,7 +276,7 @@ fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
         .and_then(|id| Uuid::parse_str(id).ok())
         .ok_or_else(|| {
             status::invalid_argument(
-                "invalid_table",
+                Reason::InvalidTable,
                 field,
                 format!("`{name}` is not a table name (tables/{{uuid}})"),
             )
@@ -246,20 +284,13 @@ fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
 }
 
 fn request_id(id: &str) -> Result<&str, Status> {
-    if id.is_empty() || id.len() > MAX_REQUEST_ID {
-        return Err(status::invalid_argument(
-            "invalid_request_id",
-            "request_id",
-            "request_id must be 1 to 64 characters",
-        ));
-    }
-    Ok(id)
+    fields::request_id(id)
 }
 
 fn not_too_large(request: &impl Message) -> Result<(), Status> {
     if request.encoded_len() > MAX_COMMAND_BYTES {
         return Err(status::invalid_argument(
-            "request_too_large",
+            Reason::RequestTooLarge,
             "command",
             format!("requests are limited to {MAX_COMMAND_BYTES} bytes"),
         ));
@@ -272,7 +303,7 @@ fn seat_arg(seat: i32, field: &str) -> Result<Seat, Status> {
         Ok(seat as Seat)
     } else {
         Err(status::invalid_argument(
-            "invalid_seat",
+            Reason::InvalidSeat,
             field,
             format!("seat {seat} is not 0-3"),
         ))
@@ -281,13 +312,21 @@ fn seat_arg(seat: i32, field: &str) -> Result<Seat, Status> {
 
 fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
     text.parse().map_err(|_| {
-        status::invalid_argument("invalid_tile", field, format!("`{text}` is not a tile"))
+        status::invalid_argument(
+            Reason::InvalidTile,
+            field,
+            format!("`{text}` is not a tile"),
+        )
     })
 }
 
 fn meld_tile_arg(text: &str, field: &str) -> Result<MeldTile, Status> {
     text.parse().map_err(|_| {
-        status::invalid_argument("invalid_tile", field, format!("`{text}` is not a tile"))
+        status::invalid_argument(
+            Reason::InvalidTile,
+            field,
+            format!("`{text}` is not a tile"),
+        )
     })
 }
 
@@ -307,14 +346,18 @@ fn melds_arg(melds: &[pb::MeldTiles], field: &str) -> Result<Vec<Vec<MeldTile>>,
 
 fn meld_number(n: i32, field: &str) -> Result<usize, Status> {
     usize::try_from(n).map_err(|_| {
-        status::invalid_argument("invalid_meld", field, format!("meld {n} does not exist"))
+        status::invalid_argument(
+            Reason::InvalidMeldNumber,
+            field,
+            format!("meld {n} does not exist"),
+        )
     })
 }
 
 /// A wire command as a domain command.
 pub fn command_from_proto(command: Option<&pb::Command>) -> Result<Command, Status> {
     use pb::command::Command as C;
-    let missing = || status::invalid_argument("missing_field", "command", "name one command");
+    let missing = || status::invalid_argument(Reason::MissingField, "command", "name one command");
     Ok(
         match command
             .and_then(|c| c.command.as_ref())
@@ -403,7 +446,7 @@ fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
     } else {
         Preset::parse(&r.preset).ok_or_else(|| {
             status::invalid_argument(
-                "invalid_rules",
+                Reason::InvalidRules,
                 "rules.preset",
                 format!("unknown preset `{}`", r.preset),
             )
@@ -446,7 +489,7 @@ fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
     }
     if r.turn_seconds < 0 {
         return Err(status::invalid_argument(
-            "invalid_rules",
+            Reason::InvalidRules,
             "rules.turn_seconds",
             "turn_seconds cannot be negative",
         ));
@@ -575,7 +618,7 @@ fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
 fn view_form(value: i32) -> Result<pb::SeatViewForm, Status> {
     pb::SeatViewForm::try_from(value).map_err(|_| {
         status::invalid_argument(
-            "invalid_view_form",
+            Reason::InvalidViewForm,
             "view_form",
             format!("{value} is not a SeatViewForm: send 0 (both), 1 (typed) or 2 (engine)"),
         )
@@ -910,9 +953,10 @@ impl TableService for TableApi {
             let seat = seat_arg(a.seat, &format!("seats[{i}].seat"))?;
             match &a.occupant {
                 Some(pb::seat_assignment::Occupant::Player(p)) if p.starts_with("players/") => {
+                    fields::text(&format!("seats[{i}].player"), p)?;
                     if seats[seat as usize].replace(p.clone()).is_some() {
                         return Err(status::invalid_argument(
-                            "invalid_seat",
+                            Reason::InvalidSeat,
                             &format!("seats[{i}].seat"),
                             "a seat is assigned twice",
                         ));
@@ -922,7 +966,7 @@ impl TableService for TableApi {
                     let name = bot_name(bot_level_from_proto(*level), seat);
                     if seats[seat as usize].replace(name).is_some() {
                         return Err(status::invalid_argument(
-                            "invalid_seat",
+                            Reason::InvalidSeat,
                             &format!("seats[{i}].seat"),
                             "a seat is assigned twice",
                         ));
@@ -930,7 +974,7 @@ impl TableService for TableApi {
                 }
                 _ => {
                     return Err(status::invalid_argument(
-                        "missing_field",
+                        Reason::MissingField,
                         &format!("seats[{i}].player"),
                         "name a player as players/{id}",
                     ));
@@ -1180,9 +1224,8 @@ impl TableService for TableApi {
             .await
             .map_err(|e| {
                 tracing::warn!(error = %e, "cannot record presence");
-                status::with_reason(
-                    Code::Unavailable,
-                    "dependency_unavailable",
+                status::error(
+                    Reason::DependencyUnavailable,
                     "presence is not available now; send the next heartbeat as usual",
                 )
             })?;
@@ -1205,12 +1248,13 @@ impl TableService for TableApi {
         not_too_large(&r)?;
         let id = table_id(&r.table, "table")?;
         let rid = request_id(&r.request_id)?;
+        fields::text("text", &r.text)?;
         let partner = match pb::ChatChannel::try_from(r.channel) {
             Ok(pb::ChatChannel::Table) => false,
             Ok(pb::ChatChannel::Partner) => true,
             _ => {
                 return Err(status::invalid_argument(
-                    "missing_field",
+                    Reason::MissingField,
                     "channel",
                     "name the channel: CHAT_CHANNEL_TABLE or CHAT_CHANNEL_PARTNER",
                 ));

@@ -1,0 +1,96 @@
+//! Checks of request text that every service runs before anything reaches its store, so a
+//! malformed request is INVALID_ARGUMENT (fix it, do not retry) and never a store failure
+//! (UNAVAILABLE, "retry"): text PostgreSQL cannot hold (NUL) and the client `request_id`.
+//!
+//! Call [`text`] on every string field a handler keeps or looks up, and [`request_id`] on the
+//! `request_id` of every command. Lengths count characters (Unicode scalar values), never bytes.
+
+use tonic::Status;
+
+use crate::status::{self, Reason};
+
+/// Longest client `request_id`, in characters (common.proto: "at most 64 characters").
+pub const MAX_REQUEST_ID_CHARS: usize = 64;
+
+/// `value` of request field `field`, if it is text the store and the wire can hold: no NUL
+/// character (PostgreSQL refuses it in `text` columns). Otherwise INVALID_ARGUMENT `invalid_text`
+/// naming `field`.
+pub fn text<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
+    if value.contains('\0') {
+        return Err(status::invalid_argument(
+            Reason::InvalidText,
+            field,
+            format!("{field} contains a NUL character"),
+        ));
+    }
+    Ok(value)
+}
+
+/// A command's `request_id`: 1 to [`MAX_REQUEST_ID_CHARS`] characters, none of them a control
+/// character. Otherwise INVALID_ARGUMENT `invalid_request_id`.
+pub fn request_id(value: &str) -> Result<&str, Status> {
+    let chars = value.chars().count();
+    if chars == 0 || chars > MAX_REQUEST_ID_CHARS || value.chars().any(char::is_control) {
+        return Err(status::invalid_argument(
+            Reason::InvalidRequestId,
+            "request_id",
+            format!(
+                "request_id must be 1 to {MAX_REQUEST_ID_CHARS} characters, none of them a \
+                 control character"
+            ),
+        ));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use tonic::Code;
+    use tonic_types::StatusExt;
+
+    use super::*;
+
+    fn reason(status: &Status) -> String {
+        status
+            .get_error_details()
+            .error_info()
+            .unwrap()
+            .reason
+            .clone()
+    }
+
+    #[test]
+    fn a_nul_anywhere_in_text_is_an_invalid_argument_naming_the_field() {
+        for value in ["\0", "a\0", "\0b", "ab\0cd"] {
+            let refused = text("display_name", value).unwrap_err();
+            assert_eq!(refused.code(), Code::InvalidArgument);
+            assert_eq!(reason(&refused), "invalid_text");
+            let details = refused.get_error_details();
+            assert_eq!(
+                details.bad_request().unwrap().field_violations[0].field,
+                "display_name"
+            );
+        }
+        assert_eq!(text("display_name", "Ayşe 🀄").unwrap(), "Ayşe 🀄");
+        assert_eq!(text("display_name", "").unwrap(), "");
+    }
+
+    #[test]
+    fn a_request_id_counts_characters_not_bytes() {
+        let accented = "é".repeat(MAX_REQUEST_ID_CHARS);
+        assert!(accented.len() > MAX_REQUEST_ID_CHARS);
+        assert_eq!(request_id(&accented).unwrap(), accented);
+        assert!(request_id(&"a".repeat(MAX_REQUEST_ID_CHARS)).is_ok());
+        for bad in [
+            String::new(),
+            "é".repeat(MAX_REQUEST_ID_CHARS + 1),
+            "a".repeat(MAX_REQUEST_ID_CHARS + 1),
+            "id\0".to_owned(),
+            "line\nbreak".to_owned(),
+        ] {
+            let refused = request_id(&bad).unwrap_err();
+            assert_eq!(refused.code(), Code::InvalidArgument, "{bad:?}");
+            assert_eq!(reason(&refused), "invalid_request_id");
+        }
+    }
+}
