@@ -8,6 +8,7 @@ pub mod auth;
 pub mod decode;
 pub mod dependencies;
 pub mod fields;
+pub mod jwks;
 pub mod metrics;
 pub mod server;
 pub mod settings;

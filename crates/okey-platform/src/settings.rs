@@ -436,7 +436,7 @@ impl Settings {
         if self.tokens.keys_refresh_secs == 0 {
             return Err(invalid("tokens.keys_refresh_secs", "must be at least 1"));
         }
-        if let Err(e) = crate::auth::PublicKeySet::parse(&self.tokens.public_keys) {
+        if let Err(e) = crate::jwks::PublicKeySet::parse(&self.tokens.public_keys) {
             return Err(invalid("tokens.public_keys", &e.to_string()));
         }
         for (setting, value) in [

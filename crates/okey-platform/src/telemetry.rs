@@ -1,6 +1,6 @@
 //! Logs, traces and metrics: a `tracing` subscriber, OpenTelemetry export of spans and metrics
 //! over OTLP when an endpoint is set, and W3C trace context carried in gRPC metadata and NATS
-//! headers so one move is one trace across services. Instruments (`crate::metrics`) record
+//! headers so one move is one trace across services. Instruments (the `metrics` module) record
 //! through the global meter provider, a no-op when no endpoint is set.
 
 use std::collections::HashMap;
