@@ -502,7 +502,7 @@ fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
     // naming the field at fault.
     out.validate().map_err(|e| {
         status::invalid_argument(
-            "invalid_rules",
+            Reason::InvalidRules,
             &format!("rules.{}", e.field),
             e.to_string(),
         )
