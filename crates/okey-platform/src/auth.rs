@@ -432,11 +432,21 @@ impl AuthLayer {
         let refresh = if url.is_empty() {
             None
         } else {
+            if url.starts_with("http://") && !is_loopback(&url) {
+                tracing::warn!(
+                    %url,
+                    "token keys are fetched over plaintext http: whoever can answer on that path \
+                     can have any token accepted; use https (tokens.keys_url, tokens.keys_ca_pem)"
+                );
+            }
             let notify = Arc::new(Notify::new());
             tokio::spawn(poll_public_keys(
                 Arc::downgrade(&verifier.keys),
                 fixed,
-                url,
+                KeysSource {
+                    url,
+                    ca_pem: settings.tokens.keys_ca_pem.trim().to_owned(),
+                },
                 Duration::from_secs(settings.tokens.keys_refresh_secs),
                 notify.clone(),
             ));
@@ -510,19 +520,39 @@ fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
+/// Where the public keys are fetched from: `tokens.keys_url` and, for https, the CA to trust.
+struct KeysSource {
+    url: String,
+    ca_pem: String,
+}
+
+/// Whether `url`'s host is a loopback address (plaintext there stays on the machine).
+fn is_loopback(url: &str) -> bool {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return false;
+    };
+    let host = uri.host().unwrap_or_default();
+    host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Keeps `verifier` in step with the accounts service's public keys until the layer is dropped.
 /// A failed fetch keeps the keys already known.
 async fn poll_public_keys(
     keys: Weak<RwLock<KeySet>>,
     fixed: PublicKeySet,
-    url: String,
+    source: KeysSource,
     interval: Duration,
     wake: Arc<Notify>,
 ) {
     // Only a weak handle is held, so dropping the layer ends the task.
     let mut backoff = Duration::from_millis(200);
     loop {
-        let wait = match fetch_public_keys(&url).await {
+        let wait = match fetch_public_keys(&source.url, &source.ca_pem).await {
             Ok(fetched) => {
                 let all: Vec<(&str, &str)> = fixed
                     .keys
@@ -537,6 +567,7 @@ async fn poll_public_keys(
                 interval
             }
             Err(error) => {
+                let url = &source.url;
                 tracing::warn!(%url, %error, retry_in = ?backoff, "cannot fetch the public keys");
                 let wait = backoff;
                 backoff = (backoff * 2).min(MAX_FETCH_BACKOFF);
@@ -553,15 +584,33 @@ async fn poll_public_keys(
     }
 }
 
-/// One call to `ListPublicKeys`.
-async fn fetch_public_keys(url: &str) -> Result<PublicKeySet, String> {
+/// One call to `ListPublicKeys` at `url` (`tokens.keys_url`). Over `https://` the server's
+/// certificate must chain to `ca_pem` (PEM certificates, `tokens.keys_ca_pem`) or, when that is
+/// empty, to one of the system's trusted roots.
+pub async fn fetch_public_keys(url: &str, ca_pem: &str) -> Result<PublicKeySet, String> {
     use okey_proto::v1::ListPublicKeysRequest;
     use okey_proto::v1::accounts_service_client::AccountsServiceClient;
-    let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
+    use tonic::transport::{Certificate, ClientTlsConfig};
+    let mut endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
         .map_err(|e| e.to_string())?
         .connect_timeout(Duration::from_secs(2))
         .timeout(Duration::from_secs(5));
-    let channel = endpoint.connect().await.map_err(|e| e.to_string())?;
+    if url.starts_with("https://") {
+        let tls = if ca_pem.trim().is_empty() {
+            ClientTlsConfig::new().with_native_roots()
+        } else {
+            ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca_pem))
+        };
+        endpoint = endpoint.tls_config(tls).map_err(|e| e.to_string())?;
+    }
+    let channel = endpoint.connect().await.map_err(|e| {
+        // The transport error's own text is terse ("transport error"): name the cause too.
+        let cause = std::error::Error::source(&e).map(ToString::to_string);
+        match cause {
+            Some(cause) => format!("{e}: {cause}"),
+            None => e.to_string(),
+        }
+    })?;
     let response = AccountsServiceClient::new(channel)
         .list_public_keys(ListPublicKeysRequest {})
         .await
@@ -686,6 +735,24 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
         let v = TokenVerifier::new(&settings());
         v.insert_ed25519_key("k1", TEST_PUBLIC_X).unwrap();
         v
+    }
+
+    #[test]
+    fn only_loopback_hosts_count_as_on_this_machine() {
+        for url in [
+            "http://127.0.0.1:50051",
+            "http://localhost:50051",
+            "http://[::1]:50051",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "http://accounts:50051",
+            "http://10.0.0.7:50051",
+            "not a url",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
     }
 
     #[test]

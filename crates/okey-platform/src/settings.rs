@@ -235,9 +235,14 @@ pub struct TokenSettings {
     /// Public keys every service trusts without asking the accounts service, as a JWKS document
     /// (`{"keys":[{"kid":"…","kty":"OKP","crv":"Ed25519","x":"…"}]}`); empty for none.
     pub public_keys: String,
-    /// The accounts service's gRPC address (`http://host:port`) whose `ListPublicKeys` the other
-    /// services poll for the current keys; empty to rely on `tokens.public_keys` alone.
+    /// The accounts service's gRPC address whose `ListPublicKeys` the other services poll for
+    /// the current keys: `https://host:port` (TLS, see `tokens.keys_ca_pem`) or `http://host:port`
+    /// (plaintext: only where the network path to accounts is trusted, see the README); empty to
+    /// rely on `tokens.public_keys` alone.
     pub keys_url: String,
+    /// For an `https://` `tokens.keys_url`: the CA certificates (PEM) its certificate must chain
+    /// to. Empty: the system's trusted roots.
+    pub keys_ca_pem: String,
     /// How often the public keys are fetched again (sooner when a token names an unknown `kid`).
     pub keys_refresh_secs: u64,
 }
@@ -439,6 +444,23 @@ impl Settings {
         if let Err(e) = crate::jwks::PublicKeySet::parse(&self.tokens.public_keys) {
             return Err(invalid("tokens.public_keys", &e.to_string()));
         }
+        let keys_url = self.tokens.keys_url.trim();
+        if !keys_url.is_empty()
+            && !keys_url.starts_with("http://")
+            && !keys_url.starts_with("https://")
+        {
+            return Err(invalid(
+                "tokens.keys_url",
+                "must start with https:// or http:// (or be empty)",
+            ));
+        }
+        let ca = self.tokens.keys_ca_pem.trim();
+        if !ca.is_empty() && !ca.contains("-----BEGIN CERTIFICATE-----") {
+            return Err(invalid(
+                "tokens.keys_ca_pem",
+                "must hold PEM certificates (-----BEGIN CERTIFICATE-----)",
+            ));
+        }
         for (setting, value) in [
             ("live.sweep_interval_ms", self.live.sweep_interval_ms),
             (
@@ -531,6 +553,7 @@ access_ttl_secs = 900
 refresh_ttl_secs = 2592000
 public_keys = ""
 keys_url = "http://127.0.0.1:50051"
+keys_ca_pem = ""
 keys_refresh_secs = 300
 
 [live]
