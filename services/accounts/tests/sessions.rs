@@ -369,11 +369,9 @@ async fn repeated_wrong_passwords_are_slowed_then_refused() {
         assert_eq!(reason(&e), "invalid_credentials");
     }
     eprintln!("wrong-password answers took {took:?}");
-    // The first three answer at once; from the fourth on each waits at least twice as long.
-    assert!(
-        took[..3].iter().all(|t| *t < Duration::from_millis(190)),
-        "{took:?}"
-    );
+    // From the fourth on each waits at least twice as long. Only lower bounds: a loaded machine
+    // makes every answer slower, so "the first three answer at once" is the limiter's unit test
+    // (`limiter::tests::free_then_slowed_then_refused`), not a wall-clock bound here.
     assert!(took[3] >= Duration::from_millis(200), "{took:?}");
     assert!(took[4] >= Duration::from_millis(400), "{took:?}");
     assert!(took[5] >= Duration::from_millis(800), "{took:?}");
