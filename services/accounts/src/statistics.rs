@@ -3,8 +3,9 @@
 //! The contract (also in ARCHITECTURE.md) is what the table service's outbox publishes:
 //! - subject `<prefix>.table.<table>.events` (`<prefix>` is `nats.subject_prefix`), one message per
 //!   stored event, in table order;
-//! - payload: the table service's envelope `{"table","version","event_id","time","event"}` where
-//!   `event` is the event as the public sees it, `{"shown":"public","event":{"type":…}}`; this
+//! - payload: the table service's envelope, `okey_table::Published`, read through that type (a
+//!   change to an event is a compile error here): `event` is the event as the public sees it, a
+//!   deal without racks (`"shown":"dealt"`) or any other event as stored (`"shown":"public"`); this
 //!   consumer reads `table_created` and `seat_taken`/`seat_left` (who sits where), `hand_dealt`,
 //!   `played` (an `okey_rules::Event`: openings, rollbacks, penalties), `hand_ended` and
 //!   `match_ended`; other types are skipped;
@@ -22,6 +23,7 @@ use std::time::Duration;
 use async_nats::jetstream::{self, consumer::pull, stream};
 use futures_util::StreamExt;
 use okey_rules::{Event, HandEnd, OpenKind, Outcome};
+use okey_table::{Published, Shown, TableEvent as Stored};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -70,44 +72,39 @@ pub enum TableEvent {
     },
 }
 
-fn player_id(v: &serde_json::Value) -> Option<Uuid> {
-    Uuid::parse_str(v.as_str()?.trim_start_matches("players/")).ok()
+fn player_id(name: &str) -> Option<Uuid> {
+    Uuid::parse_str(name.trim_start_matches("players/")).ok()
 }
 
 impl TableEvent {
-    /// Reads a published message; `None` for a type this consumer does not count.
+    /// Reads a published message (`okey_table::Published`, the table service's own envelope
+    /// type); `None` for a message this consumer does not count or cannot read.
     pub fn parse(payload: &[u8]) -> Option<TableEvent> {
-        let envelope: serde_json::Value = serde_json::from_slice(payload).ok()?;
-        let shown = envelope.get("event")?;
-        if shown.get("shown")?.as_str()? != "public" {
-            return None;
-        }
-        let event = shown.get("event")?;
-        let seat = || Some(event.get("seat")?.as_u64()? as usize % 4);
-        Some(match event.get("type")?.as_str()? {
-            "table_created" => {
-                let seats = event.get("seats")?.as_array()?;
-                TableEvent::Seats(std::array::from_fn(|s| seats.get(s).and_then(player_id)))
-            }
-            "seat_taken" => TableEvent::Seat {
-                seat: seat()?,
-                player: player_id(event.get("player")?),
+        let published = Published::decode(payload).ok()?;
+        Some(match published.event {
+            // The public copy of a deal: no rack, but a new hand all the same.
+            Shown::Dealt { .. } => TableEvent::HandDealt,
+            Shown::Drawn { .. } => return None,
+            Shown::Public { event } => match event {
+                Stored::TableCreated { seats, .. } => TableEvent::Seats(std::array::from_fn(|s| {
+                    seats[s].as_deref().and_then(player_id)
+                })),
+                Stored::SeatTaken { seat, player } => TableEvent::Seat {
+                    seat: usize::from(seat) % 4,
+                    player: player_id(&player),
+                },
+                Stored::SeatLeft { seat, .. } => TableEvent::Seat {
+                    seat: usize::from(seat) % 4,
+                    player: None,
+                },
+                Stored::HandDealt { .. } => TableEvent::HandDealt,
+                Stored::Played { event, .. } => TableEvent::Hand(Box::new(event)),
+                Stored::HandEnded { end, .. } => TableEvent::HandEnded(end),
+                Stored::MatchEnded { winners, .. } => TableEvent::MatchEnded {
+                    winners: winners.into_iter().map(usize::from).collect(),
+                },
+                Stored::SeatHandedToBot { .. } | Stored::SeatReclaimed { .. } => return None,
             },
-            "seat_left" => TableEvent::Seat {
-                seat: seat()?,
-                player: None,
-            },
-            "hand_dealt" => TableEvent::HandDealt,
-            "played" => TableEvent::Hand(Box::new(
-                serde_json::from_value(event.get("event")?.clone()).ok()?,
-            )),
-            "hand_ended" => {
-                TableEvent::HandEnded(serde_json::from_value(event.get("end")?.clone()).ok()?)
-            }
-            "match_ended" => TableEvent::MatchEnded {
-                winners: serde_json::from_value(event.get("winners")?.clone()).ok()?,
-            },
-            _ => return None,
         })
     }
 }
@@ -376,28 +373,52 @@ async fn consume(
 
 #[cfg(test)]
 mod tests {
+    use okey_rules::matches::HandResult;
+    use okey_table::{Seed, hex, seed_hash};
+
     use super::*;
 
-    /// A table-level event as the table service's outbox publishes it.
-    pub fn published(event: &str) -> String {
-        format!(
-            r#"{{"table":"tables/t","version":7,"event_id":"e","time":"2026-01-01T00:00:00Z","event":{{"shown":"public","event":{event}}}}}"#
+    /// The bytes the table service's outbox publishes on the public subject for `event`: the
+    /// table crate's own envelope code, not a hand-written fixture.
+    pub fn published(event: &Stored) -> Vec<u8> {
+        Published::public(
+            "tables/t".into(),
+            7,
+            "e".into(),
+            "2026-01-01T00:00:00Z".into(),
+            event,
         )
+        .encode()
     }
 
-    /// An engine event of the hand, as published.
+    fn stored(json: &str) -> Stored {
+        serde_json::from_str(json).expect(json)
+    }
+
+    /// An engine event of the hand, as the table stores and publishes it.
     fn hand(engine: &str) -> TableEvent {
-        let json = if engine.contains(r#""type":"hand_ended""#) {
-            published(&engine.replace(
-                r#""type":"hand_ended""#,
-                r#""type":"hand_ended","hand_number":1"#,
-            ))
-        } else {
-            published(&format!(
-                r#"{{"type":"played","hand_number":1,"event":{engine}}}"#
-            ))
+        let event: Event = serde_json::from_str(engine).expect(engine);
+        let stored = match event {
+            Event::HandEnded { end } => Stored::HandEnded {
+                hand_number: 1,
+                end,
+                result: HandResult {
+                    outcome: end.outcome,
+                    winner: end.winner,
+                    penalties: [0; 4],
+                    scores: end.scores,
+                },
+                totals: [0; 4],
+                seed: hex(&[0; 32]),
+                racks: Default::default(),
+            },
+            event => Stored::Played {
+                hand_number: 1,
+                event,
+                first_meld: None,
+            },
         };
-        TableEvent::parse(json.as_bytes()).expect(engine)
+        TableEvent::parse(&published(&stored)).expect(engine)
     }
 
     #[test]
@@ -405,20 +426,27 @@ mod tests {
         let a = Uuid::new_v4();
         let b = Uuid::new_v4();
         let mut tally = HandTally::default();
-        let created = published(&format!(
-            r#"{{"type":"table_created","rules":{{}},"seats":["players/{a}",null,null,null]}}"#
-        ));
-        fold(&mut tally, &TableEvent::parse(created.as_bytes()).unwrap());
-        let taken = published(&format!(
+        let created = Stored::TableCreated {
+            rules: okey_rules::Preset::Classic.rules(),
+            seats: [Some(format!("players/{a}")), None, None, None],
+        };
+        fold(
+            &mut tally,
+            &TableEvent::parse(&published(&created)).unwrap(),
+        );
+        let taken = stored(&format!(
             r#"{{"type":"seat_taken","seat":2,"player":"players/{b}"}}"#
         ));
-        fold(&mut tally, &TableEvent::parse(taken.as_bytes()).unwrap());
+        fold(&mut tally, &TableEvent::parse(&published(&taken)).unwrap());
         assert_eq!(tally.players, [Some(a), None, Some(b), None]);
-        let left = published(&format!(
+        let left = stored(&format!(
             r#"{{"type":"seat_left","seat":0,"player":"players/{a}"}}"#
         ));
-        fold(&mut tally, &TableEvent::parse(left.as_bytes()).unwrap());
-        fold(&mut tally, &TableEvent::parse(published(r#"{"type":"hand_dealt","hand_number":2,"first":1,"indicator":"R9","seed_sha256":"00"}"#).as_bytes()).unwrap());
+        fold(&mut tally, &TableEvent::parse(&published(&left)).unwrap());
+        let dealt = stored(
+            r#"{"type":"hand_dealt","hand_number":2,"first":1,"indicator":"R9","seed_sha256":"00"}"#,
+        );
+        fold(&mut tally, &TableEvent::parse(&published(&dealt)).unwrap());
         assert_eq!(
             tally.players,
             [None, None, Some(b), None],
@@ -427,24 +455,44 @@ mod tests {
     }
 
     #[test]
+    fn a_deal_as_the_outbox_publishes_it_starts_a_new_hand() {
+        let seed: Seed = [5; 32];
+        let dealt = Stored::HandDealt {
+            hand_number: 3,
+            first: 2,
+            indicator: "B7".parse().unwrap(),
+            seed_sha256: seed_hash(&seed),
+        };
+        let bytes = published(&dealt);
+        assert!(
+            String::from_utf8_lossy(&bytes).contains(r#""shown":"dealt""#),
+            "the public copy of a deal is a deal without racks"
+        );
+        assert_eq!(TableEvent::parse(&bytes), Some(TableEvent::HandDealt));
+        let mut tally = HandTally {
+            opened: [Some(OpenKind::Pairs), None, None, None],
+            penalties: vec![(0, 1, 101)],
+            ..HandTally::default()
+        };
+        fold(&mut tally, &TableEvent::HandDealt);
+        assert_eq!(tally, HandTally::default(), "the last hand's tally is gone");
+    }
+
+    #[test]
     fn match_end_and_unknown_types_parse() {
         assert_eq!(
-            TableEvent::parse(
-                published(r#"{"type":"match_ended","totals":[1,2,3,4],"winners":[0,2]}"#)
-                    .as_bytes()
-            ),
+            TableEvent::parse(&published(&stored(
+                r#"{"type":"match_ended","totals":[1,2,3,4],"winners":[0,2]}"#
+            ))),
             Some(TableEvent::MatchEnded {
                 winners: vec![0, 2]
             })
         );
-        assert_eq!(
-            TableEvent::parse(published(r#"{"type":"seat_joined","seat":1}"#).as_bytes()),
-            None
-        );
+        let unknown = r#"{"table":"tables/t","version":3,"event_id":"e","time":"t","event":{"shown":"public","event":{"type":"seat_joined","seat":1}}}"#;
+        assert_eq!(TableEvent::parse(unknown.as_bytes()), None);
         let private = r#"{"table":"tables/t","version":3,"event_id":"e","time":"t","event":{"shown":"drawn","hand_number":1,"seat":0,"tile":"R1"}}"#;
         assert_eq!(TableEvent::parse(private.as_bytes()), None);
     }
-
     #[test]
     fn a_hand_counts_openings_penalties_and_the_winner() {
         let mut tally = HandTally::default();

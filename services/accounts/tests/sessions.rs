@@ -440,7 +440,8 @@ async fn statistics_follow_table_events_once() {
         (
             "e0",
             envelope(format!(
-                r#"{{"type":"table_created","rules":{{}},"seats":["{a_name}","{b_name}",null,null]}}"#
+                r#"{{"type":"table_created","rules":{},"seats":["{a_name}","{b_name}",null,null]}}"#,
+                serde_json::to_string(&okey_rules::Preset::Classic.rules()).unwrap()
             )),
         ),
         (

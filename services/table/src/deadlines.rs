@@ -36,7 +36,7 @@ use redis::aio::ConnectionManager;
 use sqlx::types::Uuid;
 use tokio::sync::{Notify, mpsc};
 
-use crate::absence::server_command;
+use crate::domain::server_command;
 use crate::domain::{Phase, Table, TableError, TableEvent};
 use crate::service::{ServiceError, Tables};
 

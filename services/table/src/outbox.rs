@@ -38,27 +38,13 @@ use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
-use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::domain::{Seed, Shown, show};
+use crate::domain::{Published, Seed, Shown, show};
 use crate::service::Sightings;
 use crate::store::{Recorded, Store};
-
-/// One message on a table subject.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Published {
-    /// `tables/{table}`.
-    pub table: String,
-    pub version: u64,
-    /// The event's UUID (also the `Nats-Msg-Id` of the public copy).
-    pub event_id: String,
-    /// When it was stored, RFC 3339.
-    pub time: String,
-    pub event: Shown,
-}
 
 /// The subject names of this deployment.
 #[derive(Clone, Debug)]
@@ -488,7 +474,7 @@ impl Publisher {
         let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
         let mut acks = Vec::with_capacity(batch.len() * 2);
         for e in batch {
-            let public = show(&e.event, None, |_| None);
+            let public = okey_table::shown::public(&e.event);
             let private = match &public {
                 // A deal shows each seat its rack: that needs the hand's seed.
                 Shown::Dealt { .. } => {
@@ -579,7 +565,7 @@ async fn publish(
     for (k, v) in &e.metadata.trace {
         headers.insert(k.as_str(), v.as_str());
     }
-    let payload = serde_json::to_vec(&body).expect("messages serialize");
+    let payload = body.encode();
     Ok(js
         .publish_with_headers(subject, headers, payload.into())
         .await?)

@@ -20,7 +20,7 @@ use tokio::sync::{mpsc, watch};
 use crate::deadlines::AppendObserver;
 use crate::domain::{Phase, Shown, Table, TableCommand, TableError, TableEvent, show};
 use crate::outbox::Outbox;
-use crate::store::{Append, AppendError, Metadata, Recorded, Store, new_seed};
+use crate::store::{Append, AppendError, Metadata, Recorded, Store, new_seed, random_uuid};
 
 /// Decide-and-append attempts before a command is answered ABORTED.
 pub const MAX_ATTEMPTS: usize = 8;
@@ -381,14 +381,7 @@ impl Tables {
                     entry.created_at = events.first().map(|e| e.recorded_at);
                     entry.table = Some(Table::replay(events.iter().map(|e| &e.event), seeds));
                 }
-                Some(table) => {
-                    for (n, seed) in seeds {
-                        table.remember_seed(n, seed);
-                    }
-                    for e in &events {
-                        table.evolve(&e.event);
-                    }
-                }
+                Some(table) => table.catch_up(events.iter().map(|e| &e.event), seeds),
             }
             if !full {
                 break;
@@ -540,13 +533,8 @@ impl Tables {
                 ));
             }
             let mut after = table.clone();
-            if let Some((n, seed)) = decision.dealt {
-                after.remember_seed(n, seed);
-            }
             let first = after.version + 1;
-            for e in &decision.events {
-                after.evolve(e);
-            }
+            after.apply(&decision);
             let viewer = after.seat_of(actor).or(table.seat_of(actor));
             let answer = Answer::Versions {
                 first,
@@ -933,6 +921,28 @@ fn derived_table_id(actor: &str, request_id: &str) -> Uuid {
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     sqlx::types::uuid::Builder::from_random_bytes(bytes).into_uuid()
+}
+
+impl Tables {
+    /// `player` is back (see `okey_table::absence`): takes their seat from the bot if one holds it (a command the rules
+    /// refused, or an update stream opening, still brings the player back). Stores nothing
+    /// otherwise.
+    pub async fn reclaim(&self, table_id: Uuid, player: &str) -> Result<(), ServiceError> {
+        let request_id = format!("reclaim/{}", random_uuid());
+        let command = TableCommand::Reclaim {
+            player: player.to_owned(),
+        };
+        self.submit(
+            table_id,
+            player,
+            &request_id,
+            command,
+            None,
+            BTreeMap::new(),
+        )
+        .await
+        .map(|_| ())
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use common::*;
 use okey_platform::testing::{TestInfra, free_port};
 use okey_platform::{ServiceKind, Settings};
 use okey_proto::v1 as pb;
-use table::outbox::{Published, Subjects};
+use table::domain::Published;
+use table::outbox::Subjects;
 use tonic::codegen::tokio_stream::StreamExt;
 use tonic::transport::Channel;
 

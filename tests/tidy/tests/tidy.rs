@@ -41,8 +41,8 @@ fn pure_crates_depend_on_no_io_crate() {
     ]))
     .expect("cargo metadata prints its documented JSON");
     let pure = pure_crates(&metadata);
-    // The rules engine and the bots are the pure core; losing the mark would silently skip them.
-    for name in ["okey-rules", "okey-bots"] {
+    // The rules engine, the bots and the table are the pure core; losing the mark would silently skip them.
+    for name in ["okey-rules", "okey-bots", "okey-table"] {
         assert!(
             pure.contains(&name),
             "{name} must carry `[package.metadata.okey] pure = true`"

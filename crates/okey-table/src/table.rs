@@ -1,179 +1,22 @@
 //! The table as a pure aggregate: seats, the match and its current hand, rebuilt by folding the
-//! table's events. `decide` checks a command and returns the events it causes; `evolve` folds one
-//! event. No I/O: the shell (`service`) loads, stores and publishes, and hands in the next deal
-//! seed (drawn from the OS) so that chance stays data.
+//! table's events. [`Table::decide`] checks a command and returns the events it causes;
+//! [`Table::apply`] folds a decision (its events and the seed of a hand it dealt) in one call;
+//! [`Table::evolve`] folds one stored event. No I/O: the shell (the table service) loads, stores
+//! and publishes, and hands in the next deal seed (drawn from the OS) so that chance stays data.
 //!
-//! A table's stream holds table events; each hand's engine events (`okey_rules::Event`) are
-//! wrapped in [`TableEvent::Played`]. The engine's `HandStarted` (which carries the whole deal)
-//! is never stored: [`TableEvent::HandDealt`] records the seed's sha256 and the first seat, the
-//! seed itself is kept apart (table `hand_seeds`) and revealed in [`TableEvent::HandEnded`].
+//! A table's stream holds table events ([`crate::event`]); each hand's engine events
+//! (`okey_rules::Event`) are wrapped in [`TableEvent::Played`]. The engine's `HandStarted` (which
+//! carries the whole deal) is never stored: [`TableEvent::HandDealt`] records the seed's sha256
+//! and the first seat, the seed itself is kept apart and revealed in [`TableEvent::HandEnded`].
 
 use std::collections::BTreeMap;
 
+use okey_bots::Level;
 use okey_rules::matches::{HandResult, Match, MatchWinner};
-use okey_rules::view::event_for_seat;
-use okey_rules::{Command, Deal, Event, Hand, HandEnd, RuleError, RuleSet, Seat, SeatView, Tile};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use okey_rules::{Command, Deal, Event, Hand, RuleError, RuleSet, Seat, SeatView};
 
-use crate::absence::Absence;
-
-/// The 32 bytes a deal is a function of.
-pub type Seed = [u8; 32];
-
-/// Everything that happens at a table, in the past tense. Stored as JSON (tagged by `type`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "type")]
-pub enum TableEvent {
-    /// Always version 1 of a table's stream.
-    TableCreated {
-        rules: RuleSet,
-        /// Players (`players/{id}`) seated at creation.
-        seats: [Option<String>; 4],
-    },
-    SeatTaken {
-        seat: Seat,
-        player: String,
-    },
-    SeatLeft {
-        seat: Seat,
-        player: String,
-    },
-    /// A hand was dealt from a seed whose hash is published now and whose value is revealed when
-    /// the hand ends.
-    HandDealt {
-        hand_number: u32,
-        first: Seat,
-        indicator: Tile,
-        seed_sha256: String,
-    },
-    /// One engine event of the current hand (never `HandStarted` or `HandEnded`).
-    Played {
-        hand_number: u32,
-        event: Event,
-        /// For melds reaching the table: the number of the first one.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        first_meld: Option<usize>,
-    },
-    /// The engine's `HandEnded`, with what the match made of it and the revealed seed.
-    HandEnded {
-        hand_number: u32,
-        end: HandEnd,
-        result: HandResult,
-        /// Running match totals after this hand.
-        totals: [i64; 4],
-        /// Hex of the deal seed.
-        seed: String,
-        /// Every rack at the end (public now).
-        racks: [Vec<Tile>; 4],
-    },
-    MatchEnded {
-        totals: [i64; 4],
-        /// Lowest total (one seat, or a team); empty on a draw.
-        winners: Vec<Seat>,
-    },
-    /// After `expiries_before_bot` expiries in a row a bot plays the seat until its player comes
-    /// back (see `absence`).
-    SeatHandedToBot {
-        seat: Seat,
-        player: String,
-    },
-    /// The absent player came back (a command or an update stream) and plays the seat again.
-    SeatReclaimed {
-        seat: Seat,
-        player: String,
-    },
-}
-
-impl TableEvent {
-    /// The stable name stored as `event_type`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            TableEvent::TableCreated { .. } => "TableCreated",
-            TableEvent::SeatTaken { .. } => "SeatTaken",
-            TableEvent::SeatLeft { .. } => "SeatLeft",
-            TableEvent::HandDealt { .. } => "HandDealt",
-            TableEvent::Played { event, .. } => event.name(),
-            TableEvent::HandEnded { .. } => "HandEnded",
-            TableEvent::MatchEnded { .. } => "MatchEnded",
-            TableEvent::SeatHandedToBot { .. } => "SeatHandedToBot",
-            TableEvent::SeatReclaimed { .. } => "SeatReclaimed",
-        }
-    }
-}
-
-/// An event as one viewer may see it. `viewer == None` is the public at large (the public NATS
-/// subject): it sees what every seat sees about others.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "shown")]
-pub enum Shown {
-    /// Public as stored.
-    Public { event: TableEvent },
-    /// A deal: the viewer's own rack, empty for anyone else.
-    Dealt {
-        hand_number: u32,
-        first: Seat,
-        indicator: Tile,
-        seed_sha256: String,
-        rack: Vec<Tile>,
-    },
-    /// A seat drew from the centre pile; the tile only for that seat.
-    Drawn {
-        hand_number: u32,
-        seat: Seat,
-        tile: Option<Tile>,
-    },
-}
-
-/// What `event` shows `viewer`. `seed_of` gives a hand's seed (needed to show a seat its dealt
-/// rack); it is never called for the public.
-pub fn show(
-    event: &TableEvent,
-    viewer: Option<Seat>,
-    seed_of: impl Fn(u32) -> Option<Seed>,
-) -> Shown {
-    match event {
-        TableEvent::HandDealt {
-            hand_number,
-            first,
-            indicator,
-            seed_sha256,
-        } => Shown::Dealt {
-            hand_number: *hand_number,
-            first: *first,
-            indicator: *indicator,
-            seed_sha256: seed_sha256.clone(),
-            rack: viewer
-                .and_then(|seat| {
-                    let seed = seed_of(*hand_number)?;
-                    Some(Deal::from_seed(&seed, *first).racks[seat as usize].clone())
-                })
-                .unwrap_or_default(),
-        },
-        TableEvent::Played {
-            hand_number,
-            event: Event::TileDrawn { seat, tile },
-            ..
-        } => Shown::Drawn {
-            hand_number: *hand_number,
-            seat: *seat,
-            tile: viewer
-                .and_then(|v| {
-                    event_for_seat(
-                        &Event::TileDrawn {
-                            seat: *seat,
-                            tile: *tile,
-                        },
-                        v,
-                    )
-                })
-                .map(|_| *tile),
-        },
-        other => Shown::Public {
-            event: other.clone(),
-        },
-    }
-}
+use crate::absence::{Absence, bot_level};
+use crate::event::{Seed, TableEvent, hex, seed_hash};
 
 /// Where a table is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -279,16 +122,6 @@ pub struct Table {
     pub absence: Absence,
 }
 
-/// Lowercase hex.
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Hex sha256 of a seed, as announced in `HandDealt`.
-pub fn seed_hash(seed: &Seed) -> String {
-    hex(&Sha256::digest(seed))
-}
-
 impl Table {
     /// The first events of a new table, checked: `TableCreated`, and the first deal when the
     /// creator filled every seat.
@@ -353,9 +186,28 @@ impl Table {
         table
     }
 
-    /// Remembers a seed before the `HandDealt` that uses it is folded.
-    pub fn remember_seed(&mut self, hand_number: u32, seed: Seed) {
-        self.seeds.insert(hand_number, seed);
+    /// Folds stored events that follow the ones already folded, with the stored seeds of the
+    /// hands they deal (a superset is fine).
+    pub fn catch_up<'a>(
+        &mut self,
+        events: impl IntoIterator<Item = &'a TableEvent>,
+        seeds: BTreeMap<u32, Seed>,
+    ) {
+        self.seeds.extend(seeds);
+        for event in events {
+            self.evolve(event);
+        }
+    }
+
+    /// Folds a decision of this table: remembers the seed of a hand it dealt, then folds its
+    /// events, so a `HandDealt` always finds its seed.
+    pub fn apply(&mut self, decision: &Decision) {
+        if let Some((hand_number, seed)) = decision.dealt {
+            self.seeds.insert(hand_number, seed);
+        }
+        for event in &decision.events {
+            self.evolve(event);
+        }
     }
 
     /// The seed of a hand, if this table knows it.
@@ -547,7 +399,8 @@ impl Table {
         Ok(Decision { events, dealt })
     }
 
-    /// Folds one event. Events are facts: this never fails.
+    /// Folds one stored event. Events are facts: this never fails. A `HandDealt` needs its seed,
+    /// which [`Table::replay`] is given and [`Table::apply`] takes from the decision.
     pub fn evolve(&mut self, event: &TableEvent) {
         self.version += 1;
         self.absence.evolve(event);
@@ -596,11 +449,110 @@ impl Table {
     }
 }
 
+// ---- The server's plays for a seat: bots and timeouts (see `crate::absence`) -----------------
+
+impl Table {
+    /// True when the server plays `seat` with a bot: a bot sits there, or its player is absent.
+    pub fn bot_holds(&self, seat: Seat) -> bool {
+        self.absence.substituted[seat as usize]
+            || self.seats[seat as usize]
+                .as_deref()
+                .is_some_and(|p| bot_level(p).is_some())
+    }
+
+    /// The bot level that plays `seat` (a substitute plays strong).
+    pub fn bot_level_of(&self, seat: Seat) -> Option<Level> {
+        if !self.bot_holds(seat) {
+            return None;
+        }
+        Some(
+            self.seats[seat as usize]
+                .as_deref()
+                .and_then(bot_level)
+                .unwrap_or(Level::Strong),
+        )
+    }
+
+    /// A command the server sends for `seat`: the timeout play on expiry (`turn` names the
+    /// `(hand, turn)` whose deadline passed, so a late one is refused), or a bot's command for a
+    /// seat a bot holds. A timeout that makes `expiries_before_bot` in a row hands the seat to a
+    /// bot in the same decision.
+    pub fn decide_server(
+        &self,
+        seat: Seat,
+        command: &Command,
+        turn: Option<(u32, u32)>,
+        next_seed: &Seed,
+    ) -> Result<Decision, TableError> {
+        match self.phase {
+            Phase::Waiting => return Err(TableError::NotStarted),
+            Phase::Finished => return Err(TableError::MatchOver),
+            Phase::Playing => {}
+        }
+        let hand = self.hand.as_ref().ok_or(TableError::NotStarted)?;
+        if let Some((hand_number, number)) = turn
+            && (self.hand_number != hand_number
+                || hand.turn.number != number
+                || hand.turn.seat != seat
+                || hand.is_over())
+        {
+            return Err(TableError::StaleTimeout);
+        }
+        let timeout = matches!(command, Command::Timeout);
+        if !timeout && !self.bot_holds(seat) {
+            return Err(TableError::NotBotSeat(seat));
+        }
+        let mut decision = self.play_seat(seat, command, next_seed)?;
+        let limit = self.rules.expiries_before_bot;
+        let match_over = decision
+            .events
+            .iter()
+            .any(|e| matches!(e, TableEvent::MatchEnded { .. }));
+        if timeout
+            && !self.bot_holds(seat)
+            && limit > 0
+            && self.absence.expiries[seat as usize].saturating_add(1) >= limit
+            && !match_over
+            && let Some(player) = self.seats[seat as usize].clone()
+        {
+            decision
+                .events
+                .push(TableEvent::SeatHandedToBot { seat, player });
+        }
+        Ok(decision)
+    }
+
+    /// The player takes back a seat a bot held for them (nothing to do otherwise).
+    pub fn decide_reclaim(&self, player: &str) -> Result<Decision, TableError> {
+        let seat = self.seat_of(player).ok_or(TableError::NotSeated)?;
+        if self.absence.substituted[seat as usize] && self.phase == Phase::Playing {
+            return Ok(Decision {
+                events: vec![TableEvent::SeatReclaimed {
+                    seat,
+                    player: player.to_owned(),
+                }],
+                dealt: None,
+            });
+        }
+        Ok(Decision::default())
+    }
+}
+
+/// The server's command for a seat, as a [`TableCommand`].
+pub fn server_command(seat: Seat, command: Command, turn: Option<(u32, u32)>) -> TableCommand {
+    TableCommand::Server {
+        seat,
+        command,
+        turn,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use okey_rules::{MatchLength, Preset};
 
     use super::*;
+    use crate::shown::{Shown, show};
 
     fn seated() -> Table {
         let rules = RuleSet {
@@ -619,12 +571,7 @@ mod tests {
                     &[i as u8; 32],
                 )
                 .unwrap();
-            if let Some((n, seed)) = d.dealt {
-                table.remember_seed(n, seed);
-            }
-            for e in &d.events {
-                table.evolve(e);
-            }
+            table.apply(&d);
         }
         table
     }

@@ -1,0 +1,76 @@
+//! Absence, pure: expiries in a row, the seat handed to a bot after `expiries_before_bot` of them,
+//! the player reclaiming it, and bots sitting in seats nobody took. Folded from the table's events
+//! like everything else ([`Absence::evolve`]). The commands the server sends for a seat
+//! (`TableCommand::Server`) are decided by `Table::decide_server` through the same
+//! `Table::play_seat` as a person's (in the `table` module, which reads this fold).
+//!
+//! A bot sitting in a seat is a seat occupant named `bots/{level}-{seat}` (never a
+//! `players/…` name), so it joins, plays and is shown through the same paths as a person.
+
+use okey_bots::Level;
+use okey_rules::{Event, Seat};
+
+use crate::event::TableEvent;
+
+/// The prefix of a bot occupant's name.
+pub const BOT_PREFIX: &str = "bots/";
+
+/// The occupant name of a bot of `level` sitting in `seat`.
+pub fn bot_name(level: Level, seat: Seat) -> String {
+    format!("{BOT_PREFIX}{level}-{seat}")
+}
+
+/// The level of a bot occupant, `None` for a person.
+pub fn bot_level(occupant: &str) -> Option<Level> {
+    let rest = occupant.strip_prefix(BOT_PREFIX)?;
+    rest.split('-').next()?.parse().ok()
+}
+
+/// Who is absent and how often each seat's turn ran out in a row.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Absence {
+    /// Turns in a row whose deadline passed, per seat (reset by a turn the seat finished itself,
+    /// by a hand-over and by a reclaim).
+    pub expiries: [u8; 4],
+    /// A bot plays the seat for its absent player.
+    pub substituted: [bool; 4],
+    /// The current turn was played by the server on expiry.
+    timed_out_turn: bool,
+}
+
+impl Absence {
+    /// Folds one event.
+    pub fn evolve(&mut self, event: &TableEvent) {
+        match event {
+            TableEvent::Played {
+                event: Event::TurnTimedOut { seat },
+                ..
+            } => {
+                let e = &mut self.expiries[*seat as usize];
+                *e = e.saturating_add(1);
+                self.timed_out_turn = true;
+            }
+            TableEvent::Played {
+                event: Event::TileDiscarded { seat, .. },
+                ..
+            } => {
+                if !self.timed_out_turn {
+                    self.expiries[*seat as usize] = 0;
+                }
+                self.timed_out_turn = false;
+            }
+            TableEvent::HandEnded { .. } | TableEvent::HandDealt { .. } => {
+                self.timed_out_turn = false;
+            }
+            TableEvent::SeatHandedToBot { seat, .. } => {
+                self.substituted[*seat as usize] = true;
+                self.expiries[*seat as usize] = 0;
+            }
+            TableEvent::SeatReclaimed { seat, .. } => {
+                self.substituted[*seat as usize] = false;
+                self.expiries[*seat as usize] = 0;
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The table's events: what is stored in a table's stream (JSON tagged by `type`), with the stable
+//! names stored as `event_type`. Every reader of table events (the table service, accounts'
+//! statistics, scoring, `okeyctl`) reads them through these types, so a change to an event is a
+//! compile error in every reader rather than a silent drift.
+
+use okey_rules::matches::HandResult;
+use okey_rules::{Event, HandEnd, RuleSet, Seat, Tile};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The 32 bytes a deal is a function of.
+pub type Seed = [u8; 32];
+
+/// Everything that happens at a table, in the past tense. Stored as JSON (tagged by `type`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "type")]
+pub enum TableEvent {
+    /// Always version 1 of a table's stream.
+    TableCreated {
+        rules: RuleSet,
+        /// Players (`players/{id}`) seated at creation.
+        seats: [Option<String>; 4],
+    },
+    SeatTaken {
+        seat: Seat,
+        player: String,
+    },
+    SeatLeft {
+        seat: Seat,
+        player: String,
+    },
+    /// A hand was dealt from a seed whose hash is published now and whose value is revealed when
+    /// the hand ends.
+    HandDealt {
+        hand_number: u32,
+        first: Seat,
+        indicator: Tile,
+        seed_sha256: String,
+    },
+    /// One engine event of the current hand (never `HandStarted` or `HandEnded`).
+    Played {
+        hand_number: u32,
+        event: Event,
+        /// For melds reaching the table: the number of the first one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_meld: Option<usize>,
+    },
+    /// The engine's `HandEnded`, with what the match made of it and the revealed seed.
+    HandEnded {
+        hand_number: u32,
+        end: HandEnd,
+        result: HandResult,
+        /// Running match totals after this hand.
+        totals: [i64; 4],
+        /// Hex of the deal seed.
+        seed: String,
+        /// Every rack at the end (public now).
+        racks: [Vec<Tile>; 4],
+    },
+    MatchEnded {
+        totals: [i64; 4],
+        /// Lowest total (one seat, or a team); empty on a draw.
+        winners: Vec<Seat>,
+    },
+    /// After `expiries_before_bot` expiries in a row a bot plays the seat until its player comes
+    /// back (see `absence`).
+    SeatHandedToBot {
+        seat: Seat,
+        player: String,
+    },
+    /// The absent player came back (a command or an update stream) and plays the seat again.
+    SeatReclaimed {
+        seat: Seat,
+        player: String,
+    },
+}
+
+impl TableEvent {
+    /// The stable name stored as `event_type`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            TableEvent::TableCreated { .. } => "TableCreated",
+            TableEvent::SeatTaken { .. } => "SeatTaken",
+            TableEvent::SeatLeft { .. } => "SeatLeft",
+            TableEvent::HandDealt { .. } => "HandDealt",
+            TableEvent::Played { event, .. } => event.name(),
+            TableEvent::HandEnded { .. } => "HandEnded",
+            TableEvent::MatchEnded { .. } => "MatchEnded",
+            TableEvent::SeatHandedToBot { .. } => "SeatHandedToBot",
+            TableEvent::SeatReclaimed { .. } => "SeatReclaimed",
+        }
+    }
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Hex sha256 of a seed, as announced in `HandDealt`.
+pub fn seed_hash(seed: &Seed) -> String {
+    hex(&Sha256::digest(seed))
+}
+
+/// The 32 seed bytes from the hex revealed in [`TableEvent::HandEnded`], checked against the
+/// sha256 announced in [`TableEvent::HandDealt`].
+pub fn seed_from_hex(hex_seed: &str, announced_sha256: &str) -> Result<Seed, SeedError> {
+    let bytes = (0..hex_seed.len())
+        .step_by(2)
+        .map(|i| {
+            hex_seed
+                .get(i..i + 2)
+                .and_then(|b| u8::from_str_radix(b, 16).ok())
+        })
+        .collect::<Option<Vec<u8>>>()
+        .ok_or(SeedError::NotHex)?;
+    let seed: Seed = bytes.try_into().map_err(|_| SeedError::NotHex)?;
+    let digest = seed_hash(&seed);
+    if !digest.eq_ignore_ascii_case(announced_sha256) {
+        return Err(SeedError::NotCommitted {
+            digest,
+            announced: announced_sha256.to_owned(),
+        });
+    }
+    Ok(seed)
+}
+
+/// Why a revealed seed cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SeedError {
+    #[error("the seed is not 64 hex digits")]
+    NotHex,
+    #[error("its sha256 {digest} is not the {announced} announced at the deal")]
+    NotCommitted { digest: String, announced: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_revealed_seed_must_hash_to_the_commitment() {
+        let seed = [7u8; 32];
+        assert_eq!(seed_from_hex(&hex(&seed), &seed_hash(&seed)), Ok(seed));
+        assert_eq!(
+            seed_from_hex(&hex(&seed).to_uppercase(), &seed_hash(&seed)),
+            Ok(seed)
+        );
+        assert!(matches!(
+            seed_from_hex(&hex(&[8u8; 32]), &seed_hash(&seed)),
+            Err(SeedError::NotCommitted { .. })
+        ));
+        assert_eq!(
+            seed_from_hex("zz", &seed_hash(&seed)),
+            Err(SeedError::NotHex)
+        );
+        assert_eq!(
+            seed_from_hex(&hex(&[7u8; 31]), &seed_hash(&seed)),
+            Err(SeedError::NotHex)
+        );
+    }
+}

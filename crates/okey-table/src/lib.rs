@@ -1,0 +1,19 @@
+//! The table as a pure crate: the aggregate (seats, the match, the hand in progress, absence and
+//! the hand-over to bots), its commands and errors, the table events with their stable names,
+//! what each viewer is shown of an event, the envelope published on NATS, and a hand rebuilt from
+//! a stream. No I/O: no async runtime, database, network, clock or OS randomness (checked by
+//! `tests/tidy`). The table service is its shell; accounts' statistics, scoring and `okeyctl`
+//! read table events only through these types.
+//!
+//! Layers, bottom up: [`event`] (what is stored) → [`shown`] (what a viewer sees, the envelope)
+//! → [`table`] and [`absence`] (the aggregate) → [`history`] (a finished hand).
+
+pub mod absence;
+pub mod event;
+pub mod history;
+pub mod shown;
+pub mod table;
+
+pub use event::{Seed, SeedError, TableEvent, hex, seed_from_hex, seed_hash};
+pub use shown::{Published, Shown, show};
+pub use table::{Decision, Phase, Table, TableCommand, TableError, server_command};

@@ -1,0 +1,132 @@
+//! What each viewer is shown of a table event, and the envelope the table service publishes on
+//! NATS. Hidden information is decided by `okey_rules::view` (a seat's own draw) and here (a
+//! seat's own dealt rack); everything else is public. Consumers parse [`Published`] and nothing
+//! else.
+
+use okey_rules::view::event_for_seat;
+use okey_rules::{Deal, Event, Seat, Tile};
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Seed, TableEvent};
+
+/// An event as one viewer may see it. `viewer == None` is the public at large (the public NATS
+/// subject): it sees what every seat sees about others.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "shown")]
+pub enum Shown {
+    /// Public as stored.
+    Public { event: TableEvent },
+    /// A deal: the viewer's own rack, empty for anyone else.
+    Dealt {
+        hand_number: u32,
+        first: Seat,
+        indicator: Tile,
+        seed_sha256: String,
+        rack: Vec<Tile>,
+    },
+    /// A seat drew from the centre pile; the tile only for that seat.
+    Drawn {
+        hand_number: u32,
+        seat: Seat,
+        tile: Option<Tile>,
+    },
+}
+
+/// What `event` shows `viewer`. `seed_of` gives a hand's seed (needed to show a seat its dealt
+/// rack); it is never called for the public.
+pub fn show(
+    event: &TableEvent,
+    viewer: Option<Seat>,
+    seed_of: impl Fn(u32) -> Option<Seed>,
+) -> Shown {
+    match event {
+        TableEvent::HandDealt {
+            hand_number,
+            first,
+            indicator,
+            seed_sha256,
+        } => Shown::Dealt {
+            hand_number: *hand_number,
+            first: *first,
+            indicator: *indicator,
+            seed_sha256: seed_sha256.clone(),
+            rack: viewer
+                .and_then(|seat| {
+                    let seed = seed_of(*hand_number)?;
+                    Some(Deal::from_seed(&seed, *first).racks[seat as usize].clone())
+                })
+                .unwrap_or_default(),
+        },
+        TableEvent::Played {
+            hand_number,
+            event: Event::TileDrawn { seat, tile },
+            ..
+        } => Shown::Drawn {
+            hand_number: *hand_number,
+            seat: *seat,
+            tile: viewer
+                .and_then(|v| {
+                    event_for_seat(
+                        &Event::TileDrawn {
+                            seat: *seat,
+                            tile: *tile,
+                        },
+                        v,
+                    )
+                })
+                .map(|_| *tile),
+        },
+        other => Shown::Public {
+            event: other.clone(),
+        },
+    }
+}
+
+/// What the public at large (the public NATS subject, a spectator) is shown of `event`: a deal
+/// without any rack, a draw without its tile, everything else as stored.
+pub fn public(event: &TableEvent) -> Shown {
+    show(event, None, |_| None)
+}
+
+/// One message on a table subject: the public copy of every stored event on
+/// `<prefix>.table.<table>.events`, and a seat's own copy of a deal or a draw on its seat subject.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Published {
+    /// `tables/{table}`.
+    pub table: String,
+    pub version: u64,
+    /// The event's UUID (also the `Nats-Msg-Id` of the public copy).
+    pub event_id: String,
+    /// When it was stored, RFC 3339.
+    pub time: String,
+    pub event: Shown,
+}
+
+impl Published {
+    /// The message's bytes (JSON), as published.
+    pub fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("strings, numbers and derived enums always serialize")
+    }
+
+    /// Reads a published message.
+    pub fn decode(payload: &[u8]) -> Result<Published, serde_json::Error> {
+        serde_json::from_slice(payload)
+    }
+
+    /// The public copy of a stored event ([`public`]), as the outbox publishes it.
+    pub fn public(
+        table: String,
+        version: u64,
+        event_id: String,
+        time: String,
+        event: &TableEvent,
+    ) -> Published {
+        Published {
+            table,
+            version,
+            event_id,
+            time,
+            event: public(event),
+        }
+    }
+}
