@@ -39,7 +39,8 @@ SERVICES = ["accounts", "matchmaking", "table", "scoring"]
 CUSTOM_KINDS = {"ServiceMonitor", "PodMonitor"}
 # Settings the chart sets itself rather than from config.<section>.<key>, and where from.
 CHART_MANAGED = {"server.port": "services.<name>.port"}
-CREDENTIAL = re.compile(r"://[^/\s:@]+:[^/\s@]+@|-----BEGIN|PRIVATE KEY")
+# A password in a URL, or a private key (a CA certificate, as tokens.keys_ca_pem, is public).
+CREDENTIAL = re.compile(r"://[^/\s:@]+:[^/\s@]+@|-----BEGIN [A-Z ]*PRIVATE KEY-----")
 
 
 class CheckFailed(Exception):
