@@ -13,6 +13,8 @@ pub mod event;
 pub mod history;
 pub mod shown;
 pub mod table;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;
 
 pub use event::{Seed, SeedError, TableEvent, hex, seed_from_hex, seed_hash};
 pub use shown::{Published, Shown, show};

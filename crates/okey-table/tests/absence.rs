@@ -127,3 +127,65 @@ fn a_bot_seat_plays_through_the_server_command() {
     assert!(t.bot_holds(1));
     assert_eq!(t.bot_level_of(1), Some(Level::Easy));
 }
+
+mod given_when_then {
+    use okey_rules::{Command, Preset};
+    use okey_table::TableCommand;
+    use okey_table::testing::given_table;
+
+    fn join(player: &str) -> TableCommand {
+        TableCommand::Join {
+            player: player.into(),
+            seat: None,
+        }
+    }
+
+    #[test]
+    fn the_fourth_player_to_sit_deals_the_first_hand() {
+        let given = given_table(
+            Preset::Classic.rules(),
+            [Some("players/a"), None, None, None],
+        )
+        .and(join("players/b"))
+        .and(join("players/c"));
+        let table = given
+            .when(join("players/d"))
+            .then_events(&["SeatTaken", "HandDealt"]);
+        assert_eq!(table.seat_view(3).map(|v| v.rack.len() >= 21), Some(true));
+        let full = given.and(join("players/d"));
+        full.when(join("players/e")).then_refused("table_full");
+        assert!(
+            full.when(join("players/a"))
+                .then_events(&[])
+                .seat_of("players/a")
+                .is_some(),
+            "sitting down again where one sits changes nothing"
+        );
+    }
+
+    #[test]
+    fn only_a_seated_player_plays_and_a_bot_seat_is_the_servers() {
+        let given = given_table(
+            Preset::Classic.rules(),
+            [
+                Some("players/a"),
+                Some("players/b"),
+                Some("players/c"),
+                Some("players/d"),
+            ],
+        );
+        given
+            .when(TableCommand::Play {
+                player: "players/z".into(),
+                command: Command::Draw,
+            })
+            .then_refused("not_seated");
+        given
+            .when(TableCommand::Server {
+                seat: 1,
+                command: Command::Draw,
+                turn: None,
+            })
+            .then_refused("not_bot_seat");
+    }
+}
