@@ -270,19 +270,29 @@ pub enum Role {
     Analyst,
     /// Everything.
     Admin,
+    /// A service identity (the matchmaking service): creates tables and seats the players it
+    /// matched. Only service tokens (accounts' `IssueServiceToken`) carry it.
+    Matchmaker,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 4] = [Role::Player, Role::Support, Role::Analyst, Role::Admin];
+    pub const ALL: [Role; 5] = [
+        Role::Player,
+        Role::Support,
+        Role::Analyst,
+        Role::Admin,
+        Role::Matchmaker,
+    ];
 
-    /// The claim and database spelling: `player`, `support`, `analyst`, `admin`.
+    /// The claim and database spelling: `player`, `support`, `analyst`, `admin`, `matchmaker`.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Player => "player",
             Role::Support => "support",
             Role::Analyst => "analyst",
             Role::Admin => "admin",
+            Role::Matchmaker => "matchmaker",
         }
     }
 

@@ -11,6 +11,7 @@ pub mod fields;
 pub mod jwks;
 pub mod metrics;
 pub mod server;
+pub mod service_token;
 pub mod settings;
 pub mod status;
 pub mod telemetry;

@@ -79,6 +79,47 @@ pub struct Settings {
     pub tokens: TokenSettings,
     /// Live tables (table service): deadline sweeps, bot pace, presence, chat.
     pub live: LiveSettings,
+    /// Quick play and private rooms (matchmaking service).
+    pub matchmaking: MatchmakingSettings,
+    /// The service identity this process asks accounts for (client credentials), when it calls
+    /// another service as itself (the matchmaking service creating tables).
+    pub service_client: ServiceClientSettings,
+}
+
+/// Quick play and private rooms (read by the matchmaking service only).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchmakingSettings {
+    /// The table service's gRPC address (`http://host:port`), where matched tables are created.
+    pub table_url: String,
+    /// A quick-play ticket that allows bots gets them for its empty seats after this long.
+    pub bot_fill_after_secs: u64,
+    /// A quick-play ticket without bots is EXPIRED after this long unmatched.
+    pub ticket_ttl_secs: u64,
+    /// The matcher's tick: how often each replica looks for groups, bot fills and expiries (it
+    /// also runs at once on every ticket it opens). At most 250.
+    pub tick_ms: u64,
+    /// A replica that claimed a group and did not finish creating its table within this long
+    /// (it died) leaves the group to another replica, which finishes it with the same request.
+    pub claim_lease_secs: u64,
+    /// An unstarted private room closes after this long.
+    pub room_ttl_secs: u64,
+    /// Wrong room codes or passwords a caller may try per window before RESOURCE_EXHAUSTED.
+    pub join_attempts: u64,
+    /// The window of `join_attempts`.
+    pub join_window_secs: u64,
+}
+
+/// The identity a service presents to accounts' `IssueServiceToken`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceClientSettings {
+    /// The client id (empty: this process has no service identity).
+    pub id: String,
+    /// The client secret (a Kubernetes Secret in a cluster); accounts holds only its SHA-256.
+    pub secret: Secret<String>,
+    /// The accounts service's gRPC address (`http://host:port`).
+    pub accounts_url: String,
 }
 
 /// The gRPC server.
@@ -245,6 +286,12 @@ pub struct TokenSettings {
     pub keys_ca_pem: String,
     /// How often the public keys are fetched again (sooner when a token names an unknown `kid`).
     pub keys_refresh_secs: u64,
+    /// Accounts only: the service clients it issues service tokens to (role `matchmaker`), as
+    /// `id:sha256hex` entries separated by whitespace or commas, the hex being the SHA-256 of the
+    /// client's secret (`printf %s "$SECRET" | sha256sum`). Empty: no service tokens.
+    pub service_clients: String,
+    /// Lifetime of a service token.
+    pub service_ttl_secs: u64,
 }
 
 /// A value that must never reach a log: `Debug` and `Display` print `[redacted]`.
@@ -497,6 +544,46 @@ impl Settings {
                 ),
             ));
         }
+        if let Err(e) = parse_service_clients(&self.tokens.service_clients) {
+            return Err(invalid("tokens.service_clients", &e));
+        }
+        if self.tokens.service_ttl_secs < 60 {
+            return Err(invalid("tokens.service_ttl_secs", "must be at least 60"));
+        }
+        for (setting, value) in [
+            (
+                "matchmaking.bot_fill_after_secs",
+                self.matchmaking.bot_fill_after_secs,
+            ),
+            (
+                "matchmaking.ticket_ttl_secs",
+                self.matchmaking.ticket_ttl_secs,
+            ),
+            ("matchmaking.tick_ms", self.matchmaking.tick_ms),
+            (
+                "matchmaking.claim_lease_secs",
+                self.matchmaking.claim_lease_secs,
+            ),
+            ("matchmaking.room_ttl_secs", self.matchmaking.room_ttl_secs),
+            ("matchmaking.join_attempts", self.matchmaking.join_attempts),
+            (
+                "matchmaking.join_window_secs",
+                self.matchmaking.join_window_secs,
+            ),
+        ] {
+            if value == 0 {
+                return Err(invalid(setting, "must be at least 1"));
+            }
+        }
+        if self.matchmaking.tick_ms > 250 {
+            return Err(invalid("matchmaking.tick_ms", "must be at most 250"));
+        }
+        if !self.service_client.id.is_empty() && self.service_client.secret.expose().len() < 16 {
+            return Err(invalid(
+                "service_client.secret",
+                "must be at least 16 characters when service_client.id is set (value not shown)",
+            ));
+        }
         if !self.redis.url.expose().starts_with("redis://") {
             return Err(invalid(
                 "redis.url",
@@ -505,6 +592,33 @@ impl Settings {
         }
         Ok(())
     }
+}
+
+/// Reads `tokens.service_clients`: `id:sha256hex` entries (whitespace or commas between them)
+/// as (client id, SHA-256 of its secret).
+pub fn parse_service_clients(text: &str) -> Result<Vec<(String, [u8; 32])>, String> {
+    let mut clients: Vec<(String, [u8; 32])> = Vec::new();
+    for entry in text.split(|c: char| c.is_whitespace() || c == ',') {
+        if entry.is_empty() {
+            continue;
+        }
+        let Some((id, hex)) = entry.split_once(':') else {
+            return Err(format!("entry `{entry}` is not `id:sha256hex`"));
+        };
+        if id.is_empty() || clients.iter().any(|(known, _)| known == id) {
+            return Err(format!("client id `{id}` is empty or listed twice"));
+        }
+        let mut hash = [0u8; 32];
+        if hex.len() != 64 {
+            return Err(format!("the hash of `{id}` is not 64 hex digits"));
+        }
+        for (i, byte) in hash.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+                .map_err(|_| format!("the hash of `{id}` is not 64 hex digits"))?;
+        }
+        clients.push((id.to_owned(), hash));
+    }
+    Ok(clients)
 }
 
 /// The built-in defaults: loopback servers as `make run` starts them.
@@ -555,6 +669,8 @@ public_keys = ""
 keys_url = "http://127.0.0.1:50051"
 keys_ca_pem = ""
 keys_refresh_secs = 300
+service_clients = ""
+service_ttl_secs = 900
 
 [live]
 sweep_interval_ms = 200
@@ -567,6 +683,21 @@ chat_burst = 5
 chat_window_ms = 10000
 chat_retention_secs = 604800
 chat_sweep_interval_ms = 60000
+
+[matchmaking]
+table_url = "http://127.0.0.1:50053"
+bot_fill_after_secs = 15
+ticket_ttl_secs = 120
+tick_ms = 100
+claim_lease_secs = 10
+room_ttl_secs = 1800
+join_attempts = 10
+join_window_secs = 60
+
+[service_client]
+id = ""
+secret = ""
+accounts_url = "http://127.0.0.1:50051"
 "#
     );
     text.parse().expect("built-in defaults are valid TOML")
@@ -735,6 +866,38 @@ mod tests {
         .to_string();
         assert!(err.contains("database.max_connections"), "{err}");
         assert!(err.contains("okey.toml"), "{err}");
+    }
+
+    #[test]
+    fn service_clients_are_read_as_ids_and_hashes() {
+        let hex = "ab".repeat(32);
+        let clients = parse_service_clients(&format!("mm:{hex}, other:{hex}\n")).unwrap();
+        assert_eq!(clients.len(), 2);
+        assert_eq!(clients[0].0, "mm");
+        assert_eq!(clients[0].1, [0xab; 32]);
+        assert!(parse_service_clients("mm").is_err());
+        assert!(parse_service_clients("mm:abc").is_err());
+        assert!(parse_service_clients(&format!("mm:{hex} mm:{hex}")).is_err());
+        let err = Settings::from_sources(
+            ServiceKind::Accounts,
+            None,
+            [("OKEY_TOKENS__SERVICE_CLIENTS", "mm:zz")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("tokens.service_clients"), "{err}");
+    }
+
+    #[test]
+    fn a_matcher_tick_over_250_ms_is_refused() {
+        let err = Settings::from_sources(
+            ServiceKind::Matchmaking,
+            None,
+            [("OKEY_MATCHMAKING__TICK_MS", "1000")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("matchmaking.tick_ms"), "{err}");
     }
 
     #[test]

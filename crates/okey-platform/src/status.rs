@@ -173,6 +173,11 @@ reasons! {
     NoPartners = "no_partners" => FailedPrecondition,
     /// The caller does not sit at this table.
     NotSeated = "not_seated" => PermissionDenied,
+    /// Only a private room's members may sit at its table (or watch it, unless spectators are
+    /// allowed).
+    NotTableMember = "not_table_member" => PermissionDenied,
+    /// A table origin this server does not know.
+    InvalidOrigin = "invalid_origin" => InvalidArgument,
     /// No such table, or not visible to the caller.
     TableNotFound = "table_not_found" => NotFound,
     /// The table moved past `expected_version`, or another change to it was being made.
@@ -211,8 +216,40 @@ reasons! {
     RoleRequired = "role_required" => PermissionDenied,
     /// No such player.
     PlayerNotFound = "player_not_found" => NotFound,
-    /// Too many wrong passwords for the account or address.
+    /// Too many wrong passwords for the account or address, or wrong room codes or passwords.
     TooManyAttempts = "too_many_attempts" => ResourceExhausted,
+    /// An unknown service client or a wrong client secret (never says which).
+    InvalidClientCredentials = "invalid_client_credentials" => Unauthenticated,
+
+    // Matchmaking.
+    /// No such ticket, or it is another player's.
+    TicketNotFound = "ticket_not_found" => NotFound,
+    /// FindTable with other rules while a ticket is searching.
+    TicketOpen = "ticket_open" => FailedPrecondition,
+    /// The ticket is matched, expired or already taken into a table.
+    TicketClosed = "ticket_closed" => FailedPrecondition,
+    /// No room with this code or name, or the caller may not read it.
+    RoomNotFound = "room_not_found" => NotFound,
+    /// A missing or wrong room password.
+    WrongRoomPassword = "wrong_room_password" => PermissionDenied,
+    /// The room's four seats are taken.
+    RoomFull = "room_full" => FailedPrecondition,
+    /// The room's match has started.
+    RoomStarted = "room_started" => FailedPrecondition,
+    /// The room is closed.
+    RoomClosed = "room_closed" => FailedPrecondition,
+    /// The room has free seats and was not set to fill them with bots.
+    RoomNotFull = "room_not_full" => FailedPrecondition,
+    /// Only the room's host may do this.
+    NotRoomHost = "not_room_host" => PermissionDenied,
+    /// The named player is not in the room.
+    NotRoomMember = "not_room_member" => FailedPrecondition,
+    /// A room password that is not 4–64 characters.
+    InvalidPassword = "invalid_password" => InvalidArgument,
+    /// A page size out of range.
+    InvalidPageSize = "invalid_page_size" => InvalidArgument,
+    /// A page token this server did not give.
+    InvalidPageToken = "invalid_page_token" => InvalidArgument,
 
     // Service.
     /// The RPC is in the contract but not served yet.

@@ -247,6 +247,91 @@ pub fn signed_in<T>(message: T, roles: &[Role]) -> tonic::Request<T> {
     request
 }
 
+/// A service client id and secret that [`TestInfra::service_identity_env`] gives a caller, and
+/// [`test_service_clients`] makes an accounts service accept. Never configure them anywhere else.
+pub const TEST_SERVICE_CLIENT_ID: &str = "matchmaking-test";
+/// See [`TEST_SERVICE_CLIENT_ID`].
+pub const TEST_SERVICE_CLIENT_SECRET: &str = "okey-test-service-secret-not-for-production";
+
+/// `tokens.service_clients` for an accounts service that issues service tokens to the test client
+/// (its secret's SHA-256).
+pub fn test_service_clients() -> String {
+    format!(
+        "{TEST_SERVICE_CLIENT_ID}:d7a3ea7504190278ff743ce91c37309bc265cb7b0e80284bf7c2257eea0d5f82"
+    )
+}
+
+impl TestInfra {
+    /// `OKEY_…` variables that make a service verify tokens with the keys of the accounts
+    /// service at `accounts_url` (polled through `ListPublicKeys`, as in production) and call
+    /// others as the test service client.
+    pub fn service_identity_env(&self, accounts_url: &str) -> Vec<(String, String)> {
+        vec![
+            ("OKEY_TOKENS__KEYS_URL".into(), accounts_url.to_owned()),
+            (
+                "OKEY_SERVICE_CLIENT__ID".into(),
+                TEST_SERVICE_CLIENT_ID.into(),
+            ),
+            (
+                "OKEY_SERVICE_CLIENT__SECRET".into(),
+                TEST_SERVICE_CLIENT_SECRET.into(),
+            ),
+            (
+                "OKEY_SERVICE_CLIENT__ACCOUNTS_URL".into(),
+                accounts_url.to_owned(),
+            ),
+        ]
+    }
+}
+
+/// A service running inside the test process on a port of its own; [`InProcess::stop`] ends it
+/// the way SIGTERM would.
+pub struct InProcess {
+    /// The port it listens on.
+    pub port: u16,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl InProcess {
+    /// Runs `run(shutdown)` (a service's `run_until_stopped`) on a task; `port` is where it
+    /// listens (its `local_addr`).
+    pub fn spawn<F, Fut, E>(port: u16, run: F) -> InProcess
+    where
+        F: FnOnce(std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) -> Fut,
+        Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Debug,
+    {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = run(Box::pin(async move {
+            let _ = stopped.await;
+        }));
+        let task = tokio::spawn(async move {
+            running.await.expect("the service stops cleanly");
+        });
+        InProcess {
+            port,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// `http://127.0.0.1:{port}`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops it and waits until it has.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
 /// The shutdown contract every service binary keeps: started with a 3 s grace period and a health
 /// watch open on `api` (an in-flight call that never ends by itself), SIGTERM turns it
 /// NOT_SERVING, and it exits 0 within the grace period.

@@ -11,6 +11,55 @@ use sha2::{Digest, Sha256};
 /// The 32 bytes a deal is a function of.
 pub type Seed = [u8; 32];
 
+/// Who made a table: an operator (tools, support), quick play, or a private room. Recorded in
+/// `TableCreated` so that scoring can leave private-room tables out of standings and ratings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    #[default]
+    Operator,
+    QuickPlay,
+    PrivateRoom,
+}
+
+/// Where a table came from and whom it admits, fixed at creation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Admission {
+    pub origin: Origin,
+    /// When not empty, only these players (`players/{id}`) may take a seat.
+    #[serde(default)]
+    pub members: Vec<String>,
+    /// Whether callers without a seat (and not among `members`) may read the table and follow it.
+    #[serde(default = "spectators_by_default")]
+    pub spectators: bool,
+}
+
+fn spectators_by_default() -> bool {
+    true
+}
+
+impl Default for Admission {
+    fn default() -> Admission {
+        Admission {
+            origin: Origin::Operator,
+            members: Vec::new(),
+            spectators: true,
+        }
+    }
+}
+
+impl Admission {
+    /// May `player` sit here (`members` empty, or among them)?
+    pub fn may_sit(&self, player: &str) -> bool {
+        self.members.is_empty() || self.members.iter().any(|m| m == player)
+    }
+
+    /// May `player`, not seated, read and follow the table?
+    pub fn may_watch(&self, player: &str) -> bool {
+        self.spectators || self.members.iter().any(|m| m == player)
+    }
+}
+
 /// Everything that happens at a table, in the past tense. Stored as JSON (tagged by `type`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "type")]
@@ -20,6 +69,10 @@ pub enum TableEvent {
         rules: RuleSet,
         /// Players (`players/{id}`) seated at creation.
         seats: [Option<String>; 4],
+        /// Where the table came from and who may sit and watch (tables created before it was
+        /// recorded read as an operator's table open to everyone).
+        #[serde(default)]
+        admission: Admission,
     },
     SeatTaken {
         seat: Seat,

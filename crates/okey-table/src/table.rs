@@ -16,7 +16,7 @@ use okey_rules::matches::{HandResult, Match, MatchWinner};
 use okey_rules::{Command, Deal, Event, Hand, RuleError, RuleSet, Seat, SeatView};
 
 use crate::absence::{Absence, bot_level};
-use crate::event::{Seed, TableEvent, hex, seed_hash};
+use crate::event::{Admission, Seed, TableEvent, hex, seed_hash};
 
 /// Where a table is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +60,8 @@ pub enum TableError {
     Rule(#[from] RuleError),
     #[error("you do not sit at this table")]
     NotSeated,
+    #[error("only the members of the private room may sit or watch at this table")]
+    NotMember,
     #[error("seat {0} is taken")]
     SeatTaken(Seat),
     #[error("the table is full")]
@@ -84,6 +86,7 @@ impl TableError {
         match self {
             TableError::Rule(e) => e.code(),
             TableError::NotSeated => "not_seated",
+            TableError::NotMember => "not_table_member",
             TableError::SeatTaken(_) => "seat_taken",
             TableError::TableFull => "table_full",
             TableError::NotStarted => "match_not_started",
@@ -120,6 +123,8 @@ pub struct Table {
     seeds: BTreeMap<u32, Seed>,
     /// Expiries in a row and seats a bot plays for an absent player.
     pub absence: Absence,
+    /// Where the table came from and whom it admits.
+    pub admission: Admission,
 }
 
 impl Table {
@@ -130,6 +135,24 @@ impl Table {
         seats: [Option<String>; 4],
         seed: &Seed,
     ) -> Result<Decision, String> {
+        Table::create_with(rules, seats, Admission::default(), seed)
+    }
+
+    /// [`Table::create`] with where the table came from and whom it admits; every seated player
+    /// must be one of `admission.members` when they are listed.
+    pub fn create_with(
+        rules: RuleSet,
+        seats: [Option<String>; 4],
+        admission: Admission,
+        seed: &Seed,
+    ) -> Result<Decision, String> {
+        if let Some(p) = seats
+            .iter()
+            .flatten()
+            .find(|p| bot_level(p).is_none() && !admission.may_sit(p))
+        {
+            return Err(format!("seats: {p} is not one of the members"));
+        }
         rules.validate()?;
         let mut seen: Vec<&String> = seats.iter().flatten().collect();
         seen.sort();
@@ -137,7 +160,11 @@ impl Table {
         if seen.len() != seats.iter().flatten().count() {
             return Err("seats: a player sits at most once".into());
         }
-        let created = TableEvent::TableCreated { rules, seats };
+        let created = TableEvent::TableCreated {
+            rules,
+            seats,
+            admission,
+        };
         let table = Table::replay([&created], BTreeMap::new());
         let mut decision = Decision {
             events: vec![created],
@@ -162,7 +189,10 @@ impl Table {
     ) -> Table {
         let mut it = events.into_iter();
         let created = it.next().cloned();
-        let Some(TableEvent::TableCreated { rules, .. }) = created.clone() else {
+        let Some(TableEvent::TableCreated {
+            rules, admission, ..
+        }) = created.clone()
+        else {
             panic!("a table's stream starts with TableCreated");
         };
         let mut table = Table {
@@ -176,6 +206,7 @@ impl Table {
             seed_sha256: None,
             seeds,
             absence: Absence::default(),
+            admission,
         };
         if let Some(created) = &created {
             table.evolve(created);
@@ -265,6 +296,9 @@ impl Table {
         if self.seat_of(player).is_some() {
             // Already seated: nothing to do (a second join is harmless).
             return Ok(Decision::default());
+        }
+        if !self.admission.may_sit(player) {
+            return Err(TableError::NotMember);
         }
         if self.phase != Phase::Waiting {
             return Err(TableError::TableFull);

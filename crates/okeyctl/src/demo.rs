@@ -124,6 +124,7 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
                 }),
                 seats: Vec::new(),
                 empty_seat_bots: Some(demo.bots as i32),
+                ..Default::default()
             },
             &admin_token,
         ))

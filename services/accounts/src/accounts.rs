@@ -69,6 +69,9 @@ pub enum AccountsError {
     /// The call needs a signed-in caller and has none.
     #[error("this call needs an access token")]
     Unauthenticated,
+    /// An unknown service client or a wrong secret (never says which).
+    #[error("unknown service client or wrong secret")]
+    InvalidClientCredentials,
     /// PostgreSQL failed.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
@@ -200,6 +203,9 @@ pub struct Accounts {
     access_ttl: Duration,
     refresh_ttl: Duration,
     hasher: Argon2<'static>,
+    /// Service clients by id, with the SHA-256 of their secret (`tokens.service_clients`).
+    service_clients: Arc<Vec<(String, [u8; 32])>>,
+    service_ttl: Duration,
 }
 
 /// An argon2id hash of nothing in particular: unknown usernames are checked against it so they
@@ -228,7 +234,50 @@ impl Accounts {
             access_ttl: Duration::from_secs(settings.tokens.access_ttl_secs),
             refresh_ttl: Duration::from_secs(settings.tokens.refresh_ttl_secs),
             hasher: Argon2::default(),
+            // Settings::validate already refused a malformed list.
+            service_clients: Arc::new(
+                okey_platform::settings::parse_service_clients(&settings.tokens.service_clients)
+                    .unwrap_or_default(),
+            ),
+            service_ttl: Duration::from_secs(settings.tokens.service_ttl_secs),
         }
+    }
+
+    /// Issues a service token to a client of `tokens.service_clients` whose secret hashes to the
+    /// configured SHA-256: `sub` is the client id, the one role `matchmaker`. The secrets are
+    /// random strings of at least 16 characters, not passwords people pick, so a fast hash is
+    /// enough (as for refresh tokens); the comparison takes the same time whatever matches.
+    pub fn issue_service_token(
+        &self,
+        client_id: &str,
+        secret: &Secret<String>,
+    ) -> Result<(Secret<String>, DateTime<Utc>), AccountsError> {
+        let presented: [u8; 32] = Sha256::digest(secret.expose().as_bytes()).into();
+        let mut matched = false;
+        for (id, hash) in self.service_clients.iter() {
+            let same = hash
+                .iter()
+                .zip(presented.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0;
+            matched |= same && id == client_id;
+        }
+        if !matched {
+            return Err(AccountsError::InvalidClientCredentials);
+        }
+        let now = Utc::now();
+        let expires_at = now + self.service_ttl;
+        let iat = now.timestamp().max(0) as u64;
+        let claims = Claims {
+            sub: client_id.to_owned(),
+            roles: vec![Role::Matchmaker.as_str().to_owned()],
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            exp: expires_at.timestamp().max(0) as u64,
+            nbf: iat,
+            iat,
+        };
+        Ok((Secret::new(self.keys.sign(&claims)?), expires_at))
     }
 
     /// The `iss` of the tokens issued.

@@ -52,6 +52,9 @@ pub fn to_status(error: AccountsError) -> Status {
         }
         e @ AccountsError::NotFound => status::error(Reason::PlayerNotFound, e.to_string()),
         e @ AccountsError::NotYours => status::error(Reason::NotYourProfile, e.to_string()),
+        e @ AccountsError::InvalidClientCredentials => {
+            status::error(Reason::InvalidClientCredentials, e.to_string())
+        }
         e @ (AccountsError::Database(_) | AccountsError::Redis(_)) => {
             tracing::error!(error = %e, "dependency failed");
             status::error(
@@ -128,6 +131,7 @@ fn role_to_proto(role: Role) -> pb::Role {
         Role::Support => pb::Role::Support,
         Role::Analyst => pb::Role::Analyst,
         Role::Admin => pb::Role::Admin,
+        Role::Matchmaker => pb::Role::Matchmaker,
     }
 }
 
@@ -340,6 +344,22 @@ impl AccountsService for AccountsApi {
                 pair_openings: s.pair_openings,
                 update_time: Some(timestamp(s.updated_at)),
             }),
+        }))
+    }
+
+    async fn issue_service_token(
+        &self,
+        request: Request<pb::IssueServiceTokenRequest>,
+    ) -> Result<Response<pb::IssueServiceTokenResponse>, Status> {
+        let r = request.into_inner();
+        let secret = Secret::new(r.client_secret);
+        let (token, expires_at) = self
+            .accounts
+            .issue_service_token(&r.client_id, &secret)
+            .map_err(to_status)?;
+        Ok(Response::new(pb::IssueServiceTokenResponse {
+            access_token: token.expose().clone(),
+            expire_time: Some(timestamp(expires_at)),
         }))
     }
 

@@ -28,14 +28,15 @@ const NEEDS: Needs = Needs {
     redis: true,
 };
 
-/// Who may call what. Sign-in, refresh, sign-out (the refresh token is the credential) and the
-/// public keys need no access token.
+/// Who may call what. Sign-in, refresh, sign-out (the refresh token is the credential), service
+/// tokens (the client secret is the credential) and the public keys need no access token.
 pub const ACCESS: &[(&str, Access)] = &[
     ("/okey.v1.AccountsService/SignInAsGuest", Access::Public),
     ("/okey.v1.AccountsService/SignIn", Access::Public),
     ("/okey.v1.AccountsService/RefreshSession", Access::Public),
     ("/okey.v1.AccountsService/SignOut", Access::Public),
     ("/okey.v1.AccountsService/ListPublicKeys", Access::Public),
+    ("/okey.v1.AccountsService/IssueServiceToken", Access::Public),
     ("/okey.v1.AccountsService/UpgradeGuest", Access::SIGNED_IN),
     ("/okey.v1.AccountsService/GetProfile", Access::SIGNED_IN),
     ("/okey.v1.AccountsService/UpdateProfile", Access::SIGNED_IN),

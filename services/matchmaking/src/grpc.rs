@@ -1,130 +1,552 @@
-//! The `okey.v1.MatchmakingService` API over gRPC: the only module of this service that knows the
-//! generated (prost) types; it converts them to domain types and maps domain errors to
-//! `tonic::Status` in one place.
-//!
-//! Every RPC answers UNIMPLEMENTED (`not_implemented_yet`) for now: the contract is in place, the
-//! behaviour arrives with a later matchmaking issue.
+//! The `okey.v1.MatchmakingService` API over gRPC: with `tables` (the calls this service makes)
+//! and `wire` (the conversions both share), the only module that knows the generated (prost) types. It converts them to domain types by
+//! hand, reads the caller the platform's authentication layer verified, and maps
+//! [`MatchmakingError`] to `tonic::Status` in one place ([`status_of`]). Requests are never
+//! logged: room passwords travel in them.
 
-use okey_platform::Dependencies;
-use okey_platform::status::not_implemented_yet;
+use std::collections::HashMap;
+use std::pin::Pin;
+
+use chrono::{DateTime, Utc};
+use okey_platform::Secret;
+use okey_platform::auth::Caller;
+use okey_platform::status;
+use okey_proto::v1 as pb;
 use okey_proto::v1::matchmaking_service_server::MatchmakingService;
-use okey_proto::v1::{
-    CancelTicketRequest, CancelTicketResponse, CreateRoomRequest, CreateRoomResponse,
-    FindTableRequest, FindTableResponse, GetRoomRequest, GetRoomResponse, GetTicketRequest,
-    GetTicketResponse, JoinRoomRequest, JoinRoomResponse, LeaveRoomRequest, LeaveRoomResponse,
-    StartRoomRequest, StartRoomResponse, WatchTicketRequest, WatchTicketResponse,
-};
-use tonic::{Request, Response, Status};
+use okey_rules::Preset;
+use tonic::codegen::tokio_stream::Stream;
+use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
+use tonic::{Code, Request, Response, Status};
+use tonic_types::{ErrorDetails, StatusExt};
+use uuid::Uuid;
 
-/// Where the RPCs of this API are going to come from.
-const ARRIVES_WITH: &str = "a later matchmaking issue";
+use crate::domain::{MatchmakingError, Room, RoomState, Ticket, TicketState, normalise_code};
+use crate::service::{Matchmaking, RoomRequest};
+use crate::wire::{
+    bot_level_from_proto, bot_level_to_proto, invalid, rules_from_proto, rules_to_proto, timestamp,
+};
+
+/// Longest client request id.
+const MAX_REQUEST_ID: usize = 64;
+/// A room password's length, in characters.
+const PASSWORD_CHARS: std::ops::RangeInclusive<usize> = 4..=64;
+/// Rooms per lobby page unless asked, and at most.
+const DEFAULT_PAGE: i32 = 20;
+const MAX_PAGE: i32 = 100;
 
 /// The MatchmakingService implementation.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MatchmakingApi {
-    /// Postgres (rooms, tickets), NATS and Redis (queues).
-    #[allow(dead_code)] // Used once the RPCs are served.
-    dependencies: Dependencies,
+    service: Matchmaking,
 }
 
 impl MatchmakingApi {
-    /// An API over the service's connections.
-    pub fn new(dependencies: Dependencies) -> Self {
-        MatchmakingApi { dependencies }
+    pub fn new(service: Matchmaking) -> Self {
+        MatchmakingApi { service }
     }
 }
+
+/// The one mapping from domain errors to statuses (see matchmaking.proto's table of reasons).
+pub fn status_of(error: MatchmakingError) -> Status {
+    let reason = |code: Code, reason: &str, e: &MatchmakingError| {
+        status::with_reason(code, reason, e.to_string())
+    };
+    let precondition = |r: &str, e: &MatchmakingError| status::rule_violation(r, r, e.to_string());
+    match error {
+        e @ MatchmakingError::TicketNotFound => reason(Code::NotFound, "ticket_not_found", &e),
+        e @ MatchmakingError::TicketOpen(open) => {
+            let details = ErrorDetails::with_error_info(
+                "ticket_open",
+                status::ERROR_DOMAIN,
+                HashMap::from([("ticket".to_owned(), format!("tickets/{open}"))]),
+            );
+            Status::with_error_details(Code::FailedPrecondition, e.to_string(), details)
+        }
+        e @ MatchmakingError::TicketClosed => precondition("ticket_closed", &e),
+        e @ MatchmakingError::RoomNotFound => reason(Code::NotFound, "room_not_found", &e),
+        e @ MatchmakingError::WrongPassword => {
+            reason(Code::PermissionDenied, "wrong_room_password", &e)
+        }
+        e @ MatchmakingError::TooManyAttempts { retry_after } => {
+            let mut details = ErrorDetails::with_error_info(
+                "too_many_attempts",
+                status::ERROR_DOMAIN,
+                HashMap::new(),
+            );
+            details.set_retry_info(Some(retry_after));
+            Status::with_error_details(Code::ResourceExhausted, e.to_string(), details)
+        }
+        e @ MatchmakingError::RoomFull => precondition("room_full", &e),
+        e @ MatchmakingError::RoomStarted => precondition("room_started", &e),
+        e @ MatchmakingError::RoomClosed => precondition("room_closed", &e),
+        e @ MatchmakingError::RoomNotFull => precondition("room_not_full", &e),
+        e @ MatchmakingError::NotRoomHost => reason(Code::PermissionDenied, "not_room_host", &e),
+        e @ MatchmakingError::NotRoomMember => precondition("not_room_member", &e),
+        MatchmakingError::Invalid {
+            field,
+            reason,
+            message,
+        } => status::invalid_argument(reason, &field, message),
+        e @ (MatchmakingError::Database(_)
+        | MatchmakingError::Redis(_)
+        | MatchmakingError::Tables(_)) => {
+            tracing::warn!(error = %e, "dependency failed");
+            let mut details = ErrorDetails::with_error_info(
+                "dependency_unavailable",
+                status::ERROR_DOMAIN,
+                HashMap::new(),
+            );
+            details.set_retry_info(Some(std::time::Duration::from_secs(1)));
+            Status::with_error_details(
+                Code::Unavailable,
+                "a dependency of the matchmaking service is unavailable; retry with the same request_id",
+                details,
+            )
+        }
+        e @ MatchmakingError::Internal(_) => {
+            tracing::error!(error = %e, "internal error");
+            Status::internal("internal error")
+        }
+    }
+}
+
+/// The calling player, as the authentication layer verified them.
+fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
+    let caller = request.extensions().get::<Caller>().ok_or_else(|| {
+        status::with_reason(Code::Unauthenticated, "token_invalid", "no verified caller")
+    })?;
+    Uuid::parse_str(&caller.player_id).map_err(|_| {
+        status::with_reason(
+            Code::PermissionDenied,
+            "role_required",
+            "matchmaking is for players",
+        )
+    })
+}
+
+fn request_id(id: &str) -> Result<&str, Status> {
+    if id.is_empty() || id.chars().count() > MAX_REQUEST_ID || id.chars().any(char::is_control) {
+        return Err(invalid(
+            "request_id",
+            "invalid_request_id",
+            "request_id must be 1–64 printable characters",
+        ));
+    }
+    Ok(id)
+}
+
+fn resource_id(name: &str, collection: &str, field: &str) -> Result<Uuid, Status> {
+    name.strip_prefix(collection)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|id| Uuid::parse_str(id).ok())
+        .ok_or_else(|| {
+            invalid(
+                field,
+                if name.is_empty() {
+                    "missing_field"
+                } else {
+                    "invalid_name"
+                },
+                format!("expected `{collection}/{{id}}`"),
+            )
+        })
+}
+
+fn ticket_to_proto(t: &Ticket) -> pb::Ticket {
+    let matched = t.state == TicketState::Matched;
+    pb::Ticket {
+        name: format!("tickets/{}", t.ticket_id),
+        state: match t.state {
+            TicketState::Searching => pb::TicketState::Searching,
+            TicketState::Matched => pb::TicketState::Matched,
+            TicketState::Cancelled => pb::TicketState::Cancelled,
+            TicketState::Expired => pb::TicketState::Expired,
+        } as i32,
+        rules: Some(rules_to_proto(&t.rules)),
+        table: if matched {
+            t.table.clone().unwrap_or_default()
+        } else {
+            String::new()
+        },
+        seat: if matched { t.seat.unwrap_or(0) } else { 0 },
+        create_time: Some(timestamp(t.created_at)),
+        expire_time: Some(timestamp(t.expires_at)),
+        players_found: t.players_found,
+        allow_bots: t.allow_bots,
+        bot_level: bot_level_to_proto(t.bot_level) as i32,
+    }
+}
+
+fn room_to_proto(r: &Room) -> pb::Room {
+    let bot_seats = r.state == RoomState::Started && r.fill_with_bots;
+    pb::Room {
+        name: format!("rooms/{}", r.room_id),
+        code: r.code.clone(),
+        rules: Some(rules_to_proto(&r.rules)),
+        host: format!("players/{}", r.host),
+        members: r
+            .members
+            .iter()
+            .map(|m| match m {
+                Some(p) => pb::PlayerSummary {
+                    player: format!("players/{p}"),
+                    display_name: p.to_string(),
+                    avatar_ref: String::new(),
+                    bot: false,
+                },
+                None if bot_seats => pb::PlayerSummary {
+                    player: String::new(),
+                    display_name: "bot".into(),
+                    avatar_ref: String::new(),
+                    bot: true,
+                },
+                None => pb::PlayerSummary::default(),
+            })
+            .collect(),
+        state: match r.state {
+            RoomState::Open => pb::RoomState::Open,
+            RoomState::Started => pb::RoomState::Started,
+            RoomState::Closed => pb::RoomState::Closed,
+        } as i32,
+        fill_with_bots: r.fill_with_bots,
+        bot_level: bot_level_to_proto(r.bot_level) as i32,
+        table: r.table.clone().unwrap_or_default(),
+        expire_time: Some(timestamp(r.expires_at)),
+        has_password: r.has_password,
+        public: r.public,
+        spectators_allowed: r.spectators_allowed,
+        free_seats: if r.state == RoomState::Open {
+            r.free_seats() as i32
+        } else {
+            0
+        },
+    }
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl MatchmakingService for MatchmakingApi {
     async fn find_table(
         &self,
-        _request: Request<FindTableRequest>,
-    ) -> Result<Response<FindTableResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/FindTable",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::FindTableRequest>,
+    ) -> Result<Response<pb::FindTableResponse>, Status> {
+        let player = caller(&request)?;
+        let r = request.into_inner();
+        let id = request_id(&r.request_id)?;
+        let rules = rules_from_proto(r.rules.as_ref())?;
+        let ticket = self
+            .service
+            .find_table(
+                player,
+                id,
+                rules,
+                r.allow_bots,
+                bot_level_from_proto(r.bot_level),
+            )
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::FindTableResponse {
+            ticket: Some(ticket_to_proto(&ticket)),
+        }))
     }
 
     async fn get_ticket(
         &self,
-        _request: Request<GetTicketRequest>,
-    ) -> Result<Response<GetTicketResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/GetTicket",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::GetTicketRequest>,
+    ) -> Result<Response<pb::GetTicketResponse>, Status> {
+        let player = caller(&request)?;
+        let id = resource_id(&request.get_ref().name, "tickets", "name")?;
+        let ticket = self.service.ticket(player, id).await.map_err(status_of)?;
+        Ok(Response::new(pb::GetTicketResponse {
+            ticket: Some(ticket_to_proto(&ticket)),
+        }))
     }
 
-    type WatchTicketStream = tonic::codegen::BoxStream<WatchTicketResponse>;
+    type WatchTicketStream = BoxStream<pb::WatchTicketResponse>;
 
     async fn watch_ticket(
         &self,
-        _request: Request<WatchTicketRequest>,
+        request: Request<pb::WatchTicketRequest>,
     ) -> Result<Response<Self::WatchTicketStream>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/WatchTicket",
-            ARRIVES_WITH,
-        ))
+        let player = caller(&request)?;
+        let id = resource_id(&request.get_ref().name, "tickets", "name")?;
+        let rx = self
+            .service
+            .watch_ticket(player, id)
+            .await
+            .map_err(status_of)?;
+        use tonic::codegen::tokio_stream::StreamExt;
+        let stream = ReceiverStream::new(rx).map(|t| {
+            t.map(|t| pb::WatchTicketResponse {
+                ticket: Some(ticket_to_proto(&t)),
+            })
+            .map_err(status_of)
+        });
+        Ok(Response::new(Box::pin(stream)))
     }
 
     async fn cancel_ticket(
         &self,
-        _request: Request<CancelTicketRequest>,
-    ) -> Result<Response<CancelTicketResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/CancelTicket",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::CancelTicketRequest>,
+    ) -> Result<Response<pb::CancelTicketResponse>, Status> {
+        let player = caller(&request)?;
+        let r = request.into_inner();
+        request_id(&r.request_id)?;
+        let id = resource_id(&r.name, "tickets", "name")?;
+        let ticket = self
+            .service
+            .cancel_ticket(player, id)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::CancelTicketResponse {
+            ticket: Some(ticket_to_proto(&ticket)),
+        }))
     }
 
     async fn create_room(
         &self,
-        _request: Request<CreateRoomRequest>,
-    ) -> Result<Response<CreateRoomResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/CreateRoom",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::CreateRoomRequest>,
+    ) -> Result<Response<pb::CreateRoomResponse>, Status> {
+        let host = caller(&request)?;
+        let r = request.into_inner();
+        let id = request_id(&r.request_id)?;
+        let rules = rules_from_proto(r.rules.as_ref())?;
+        if !r.password.is_empty() && !PASSWORD_CHARS.contains(&r.password.chars().count()) {
+            return Err(invalid(
+                "password",
+                "invalid_password",
+                "a room password has 4–64 characters (or none)",
+            ));
+        }
+        let room = self
+            .service
+            .create_room(
+                host,
+                id,
+                RoomRequest {
+                    rules,
+                    fill_with_bots: r.fill_with_bots,
+                    bot_level: bot_level_from_proto(r.bot_level),
+                    password: Secret::new(r.password),
+                    public: r.public,
+                    spectators_allowed: r.spectators_allowed,
+                },
+            )
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::CreateRoomResponse {
+            room: Some(room_to_proto(&room)),
+        }))
     }
 
     async fn join_room(
         &self,
-        _request: Request<JoinRoomRequest>,
-    ) -> Result<Response<JoinRoomResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/JoinRoom",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::JoinRoomRequest>,
+    ) -> Result<Response<pb::JoinRoomResponse>, Status> {
+        let player = caller(&request)?;
+        let r = request.into_inner();
+        request_id(&r.request_id)?;
+        if r.code.trim().is_empty() {
+            return Err(invalid("code", "missing_field", "give the room's code"));
+        }
+        // A code that cannot be one counts as a wrong guess (the service says room_not_found).
+        let (room, seat) = self
+            .service
+            .join_room(player, normalise_code(&r.code), Secret::new(r.password))
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::JoinRoomResponse {
+            room: Some(room_to_proto(&room)),
+            seat: seat as i32,
+        }))
     }
 
     async fn get_room(
         &self,
-        _request: Request<GetRoomRequest>,
-    ) -> Result<Response<GetRoomResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/GetRoom",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::GetRoomRequest>,
+    ) -> Result<Response<pb::GetRoomResponse>, Status> {
+        let player = caller(&request)?;
+        let id = resource_id(&request.get_ref().name, "rooms", "name")?;
+        let room = self.service.room(player, id).await.map_err(status_of)?;
+        Ok(Response::new(pb::GetRoomResponse {
+            room: Some(room_to_proto(&room)),
+        }))
     }
 
     async fn leave_room(
         &self,
-        _request: Request<LeaveRoomRequest>,
-    ) -> Result<Response<LeaveRoomResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/LeaveRoom",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::LeaveRoomRequest>,
+    ) -> Result<Response<pb::LeaveRoomResponse>, Status> {
+        let player = caller(&request)?;
+        let r = request.into_inner();
+        request_id(&r.request_id)?;
+        let id = resource_id(&r.name, "rooms", "name")?;
+        self.service
+            .leave_room(player, id)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::LeaveRoomResponse {}))
     }
 
     async fn start_room(
         &self,
-        _request: Request<StartRoomRequest>,
-    ) -> Result<Response<StartRoomResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.MatchmakingService/StartRoom",
-            ARRIVES_WITH,
-        ))
+        request: Request<pb::StartRoomRequest>,
+    ) -> Result<Response<pb::StartRoomResponse>, Status> {
+        let host = caller(&request)?;
+        let r = request.into_inner();
+        request_id(&r.request_id)?;
+        let id = resource_id(&r.name, "rooms", "name")?;
+        let room = self.service.start_room(host, id).await.map_err(status_of)?;
+        Ok(Response::new(pb::StartRoomResponse {
+            room: Some(room_to_proto(&room)),
+        }))
     }
+
+    type WatchRoomStream = BoxStream<pb::WatchRoomResponse>;
+
+    async fn watch_room(
+        &self,
+        request: Request<pb::WatchRoomRequest>,
+    ) -> Result<Response<Self::WatchRoomStream>, Status> {
+        let player = caller(&request)?;
+        let id = resource_id(&request.get_ref().name, "rooms", "name")?;
+        let rx = self
+            .service
+            .watch_room(player, id)
+            .await
+            .map_err(status_of)?;
+        use tonic::codegen::tokio_stream::StreamExt;
+        let stream = ReceiverStream::new(rx).map(|r| {
+            r.map(|r| pb::WatchRoomResponse {
+                room: Some(room_to_proto(&r)),
+            })
+            .map_err(status_of)
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn set_room_seat(
+        &self,
+        request: Request<pb::SetRoomSeatRequest>,
+    ) -> Result<Response<pb::SetRoomSeatResponse>, Status> {
+        let host = caller(&request)?;
+        let r = request.into_inner();
+        request_id(&r.request_id)?;
+        let id = resource_id(&r.name, "rooms", "name")?;
+        let member = resource_id(&r.player, "players", "player")?;
+        if !(0..4).contains(&r.seat) {
+            return Err(invalid("seat", "invalid_seat", "a seat is 0–3"));
+        }
+        let room = self
+            .service
+            .set_room_seat(host, id, member, r.seat as usize)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::SetRoomSeatResponse {
+            room: Some(room_to_proto(&room)),
+        }))
+    }
+
+    async fn remove_room_member(
+        &self,
+        request: Request<pb::RemoveRoomMemberRequest>,
+    ) -> Result<Response<pb::RemoveRoomMemberResponse>, Status> {
+        let host = caller(&request)?;
+        let r = request.into_inner();
+        request_id(&r.request_id)?;
+        let id = resource_id(&r.name, "rooms", "name")?;
+        let member = resource_id(&r.player, "players", "player")?;
+        let room = self
+            .service
+            .remove_member(host, id, member)
+            .await
+            .map_err(status_of)?;
+        Ok(Response::new(pb::RemoveRoomMemberResponse {
+            room: Some(room_to_proto(&room)),
+        }))
+    }
+
+    async fn list_rooms(
+        &self,
+        request: Request<pb::ListRoomsRequest>,
+    ) -> Result<Response<pb::ListRoomsResponse>, Status> {
+        caller(&request)?;
+        let r = request.into_inner();
+        if !(0..=MAX_PAGE).contains(&r.page_size) {
+            return Err(invalid(
+                "page_size",
+                "invalid_page_size",
+                "page_size is 0–100",
+            ));
+        }
+        let size = if r.page_size == 0 {
+            DEFAULT_PAGE
+        } else {
+            r.page_size
+        };
+        let preset = if r.preset.is_empty() {
+            None
+        } else {
+            Some(
+                Preset::parse(&r.preset)
+                    .ok_or_else(|| invalid("preset", "invalid_rules", "unknown preset"))?
+                    .name(),
+            )
+        };
+        let after = if r.page_token.is_empty() {
+            None
+        } else {
+            Some(page_token(&r.page_token).ok_or_else(|| {
+                invalid(
+                    "page_token",
+                    "invalid_page_token",
+                    "not a token this server gave",
+                )
+            })?)
+        };
+        let mut rooms = self
+            .service
+            .lobby(preset, after, i64::from(size) + 1)
+            .await
+            .map_err(status_of)?;
+        let next = if rooms.len() > size as usize {
+            rooms.truncate(size as usize);
+            rooms
+                .last()
+                .map(|(room, created)| format!("{}_{}", created.timestamp_micros(), room.room_id))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        Ok(Response::new(pb::ListRoomsResponse {
+            rooms: rooms.iter().map(|(r, _)| room_to_proto(r)).collect(),
+            next_page_token: next,
+        }))
+    }
+
+    async fn list_presets(
+        &self,
+        _request: Request<pb::ListPresetsRequest>,
+    ) -> Result<Response<pb::ListPresetsResponse>, Status> {
+        Ok(Response::new(pb::ListPresetsResponse {
+            presets: Preset::ALL
+                .iter()
+                .map(|p| pb::RulePreset {
+                    name: p.name().to_owned(),
+                    seed: p.seed().to_owned(),
+                    rules: Some(rules_to_proto(&p.rules())),
+                })
+                .collect(),
+        }))
+    }
+}
+
+/// Reads a lobby page token: `{created_at µs}_{room id}`.
+fn page_token(token: &str) -> Option<(DateTime<Utc>, Uuid)> {
+    let (micros, id) = token.split_once('_')?;
+    Some((
+        DateTime::from_timestamp_micros(micros.parse().ok()?)?,
+        Uuid::parse_str(id).ok()?,
+    ))
 }

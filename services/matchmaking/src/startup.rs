@@ -1,16 +1,27 @@
 //! Builds the matchmaking service from its settings: connects what it needs, migrates its database,
-//! binds the gRPC host and mounts its API.
+//! binds the gRPC host and mounts its API; the matcher and the change listener run beside it.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use okey_platform::auth::{Access, AccessTable, AuthLayer};
+use okey_platform::service_token::ServiceTokens;
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
 use okey_proto::v1::matchmaking_service_server::MatchmakingServiceServer;
+use tokio::task::JoinHandle;
 
+use crate::clock::{Clock, SystemClock};
 use crate::grpc::MatchmakingApi;
+use crate::limiter::JoinLimiter;
+use crate::matcher::{Matcher, Timing, Wake};
+use crate::notices::Notices;
+use crate::service::{Matchmaking, Timeouts};
+use crate::store::Store;
+use crate::tables::Tables;
 
 /// The service's own schema, `migrations/matchmaking`, applied at every start.
 static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/matchmaking");
@@ -38,6 +49,14 @@ const ACCESS: &[(&str, Access)] = &[
     ("/okey.v1.MatchmakingService/GetRoom", Access::SIGNED_IN),
     ("/okey.v1.MatchmakingService/LeaveRoom", Access::SIGNED_IN),
     ("/okey.v1.MatchmakingService/StartRoom", Access::SIGNED_IN),
+    ("/okey.v1.MatchmakingService/WatchRoom", Access::SIGNED_IN),
+    ("/okey.v1.MatchmakingService/SetRoomSeat", Access::SIGNED_IN),
+    (
+        "/okey.v1.MatchmakingService/RemoveRoomMember",
+        Access::SIGNED_IN,
+    ),
+    ("/okey.v1.MatchmakingService/ListRooms", Access::SIGNED_IN),
+    ("/okey.v1.MatchmakingService/ListPresets", Access::SIGNED_IN),
 ];
 
 /// Why the service could not start or stopped with an error.
@@ -49,25 +68,82 @@ pub enum StartupError {
     /// The gRPC server could not bind or failed.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// A setting cannot be used (the message names it).
+    #[error("{0}")]
+    Settings(String),
 }
 
 /// The matchmaking service, connected and bound, ready to serve.
 pub struct Application {
     host: ServiceHost,
     dependencies: Dependencies,
+    matcher: Option<Matcher>,
 }
 
 impl Application {
     /// Binds the port, connects the dependencies (with retry) and runs the migrations.
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
+        Self::build_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    /// [`Self::build`] reading the time from `clock` (tests move a manual one).
+    pub async fn build_with_clock(
+        settings: &Settings,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, StartupError> {
+        let m = &settings.matchmaking;
+        if settings.service_client.id.is_empty() {
+            tracing::warn!(
+                "no service identity (service_client.id): tables cannot be created until one is set"
+            );
+        }
+        let tokens = ServiceTokens::new(&settings.service_client);
+        let tables = Tables::new(&m.table_url, tokens).map_err(StartupError::Settings)?;
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
-        let api = MatchmakingServiceServer::new(MatchmakingApi::new(dependencies.clone()));
+        let (Some(pool), Some(redis)) = (dependencies.postgres.clone(), dependencies.redis.clone())
+        else {
+            unreachable!("NEEDS asks for postgres and redis");
+        };
+        let store = Store::new(pool);
+        let wake = Wake::default();
+        let timing = Timing {
+            tick: Duration::from_millis(m.tick_ms),
+            claim_lease: Duration::from_secs(m.claim_lease_secs),
+        };
+        let matcher = Matcher::new(
+            store.clone(),
+            tables.clone(),
+            clock.clone(),
+            timing,
+            wake.clone(),
+        );
+        let service = Matchmaking::new(
+            store,
+            tables,
+            clock,
+            Notices::start(settings.database.url.clone()),
+            JoinLimiter::new(
+                redis,
+                &settings.redis.key_prefix,
+                m.join_attempts,
+                Duration::from_secs(m.join_window_secs),
+            ),
+            wake,
+            Timeouts {
+                bot_fill_after: Duration::from_secs(m.bot_fill_after_secs),
+                ticket_ttl: Duration::from_secs(m.ticket_ttl_secs),
+                room_ttl: Duration::from_secs(m.room_ttl_secs),
+                claim_lease: timing.claim_lease,
+            },
+        );
+        let api = MatchmakingServiceServer::new(MatchmakingApi::new(service));
         Ok(Application {
             host: host
                 .add_api(api)
                 .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
             dependencies,
+            matcher: Some(matcher),
         })
     }
 
@@ -76,14 +152,21 @@ impl Application {
         self.host.local_addr()
     }
 
-    /// Serves until `shutdown` resolves, then drains within the grace period.
+    /// Serves until `shutdown` resolves, then drains within the grace period. The matcher runs
+    /// meanwhile and stops with the server (a claim it left unfinished is taken over by another
+    /// replica, or by this one after a restart, when its lease ends).
     pub async fn run_until_stopped(
-        self,
+        mut self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), StartupError> {
-        Ok(self
+        let matcher: Option<JoinHandle<()>> = self.matcher.take().map(|m| tokio::spawn(m.run()));
+        let result = self
             .host
             .run_until_stopped(self.dependencies, shutdown)
-            .await?)
+            .await;
+        if let Some(matcher) = matcher {
+            matcher.abort();
+        }
+        Ok(result?)
     }
 }

@@ -1,12 +1,12 @@
 //! The matchmaking service against real PostgreSQL, NATS and Redis: it reports SERVING once its
-//! dependencies answer, answers its API with the documented error, refuses a bad setting by name,
+//! dependencies answer, answers its API with the documented errors, refuses a bad setting by name,
 //! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period.
 
 use std::time::Duration;
 
 use okey_platform::ServiceKind;
 use okey_platform::auth::Role;
-use okey_platform::testing::{self, TestInfra, connect, signed_in, wait_for_health};
+use okey_platform::testing::{self, TestInfra, connect, test_token, wait_for_health};
 use okey_proto::v1::GetRoomRequest;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -34,14 +34,33 @@ async fn reports_serving_once_its_dependencies_answer() {
     wait_for_health(channel.clone(), API, ServingStatus::Serving).await;
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
 
-    let error = MatchmakingServiceClient::new(channel)
-        .get_room(signed_in(GetRoomRequest::default(), &[Role::Player]))
+    let mut api = MatchmakingServiceClient::new(channel);
+    let player = "6f0b8a52-2c4e-4b7e-9a51-0d8f3c1e2a77";
+    let with_token = |name: &str| {
+        let mut request = tonic::Request::new(GetRoomRequest {
+            name: name.to_owned(),
+        });
+        let token = test_token(player, &[Role::Player]);
+        request.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("ASCII token"),
+        );
+        request
+    };
+    let error = api.get_room(with_token("")).await.expect_err("no name");
+    assert_eq!(error.code(), tonic::Code::InvalidArgument);
+    assert_eq!(
+        error.get_error_details().error_info().unwrap().reason,
+        "missing_field"
+    );
+    let error = api
+        .get_room(with_token("rooms/0d6e8f3a-6c35-4d8e-8f0e-3f7a9e1b2c4d"))
         .await
-        .expect_err("no RPC is served yet");
-    assert_eq!(error.code(), tonic::Code::Unimplemented);
+        .expect_err("no such room");
+    assert_eq!(error.code(), tonic::Code::NotFound);
     let details = error.get_error_details();
     let info = details.error_info().expect("ErrorInfo detail");
-    assert_eq!(info.reason, "not_implemented_yet");
+    assert_eq!(info.reason, "room_not_found");
     assert_eq!(info.domain, "okey.v1");
 
     stop.send(()).expect("server still running");

@@ -27,7 +27,7 @@ use tonic::{Code, Request, Response, Status};
 
 use crate::absence::{bot_level, bot_name};
 use crate::chat::{Chat, ChatError, ChatMessage};
-use crate::domain::{Shown, TableCommand, TableError, TableEvent};
+use crate::domain::{Admission, Origin, Shown, TableCommand, TableError, TableEvent};
 use crate::presence::{Presence, Presences, Seen};
 use crate::service::{Freshness, Outcome, PhaseName, ServiceError, Summary, Tables, Update};
 
@@ -209,6 +209,7 @@ fn table_reason(error: &TableError) -> Reason {
     match error {
         TableError::Rule(rule) => rule_reason(rule),
         TableError::NotSeated => Reason::NotSeated,
+        TableError::NotMember => Reason::NotTableMember,
         TableError::SeatTaken(_) => Reason::SeatTaken,
         TableError::TableFull => Reason::TableFull,
         TableError::NotStarted => Reason::MatchNotStarted,
@@ -536,6 +537,74 @@ fn rules_to_proto(r: &RuleSet) -> pb::RuleSet {
     }
 }
 
+fn origin_to_proto(origin: Origin) -> pb::TableOrigin {
+    match origin {
+        Origin::Operator => pb::TableOrigin::Operator,
+        Origin::QuickPlay => pb::TableOrigin::QuickPlay,
+        Origin::PrivateRoom => pb::TableOrigin::PrivateRoom,
+    }
+}
+
+/// Where a new table comes from and whom it admits, as the creator asked; the role `matchmaker`
+/// may make only quick-play and private-room tables.
+fn admission_from_proto(
+    r: &pb::CreateTableRequest,
+    caller: Option<&Caller>,
+) -> Result<Admission, Status> {
+    let matchmaker = caller.is_some_and(|c| {
+        c.roles.contains(&okey_platform::auth::Role::Matchmaker)
+            && !c.roles.contains(&okey_platform::auth::Role::Admin)
+    });
+    let origin = match pb::TableOrigin::try_from(r.origin) {
+        Ok(pb::TableOrigin::QuickPlay) => Origin::QuickPlay,
+        Ok(pb::TableOrigin::PrivateRoom) => Origin::PrivateRoom,
+        Ok(pb::TableOrigin::Operator) if matchmaker => {
+            return Err(status::error(
+                Reason::RoleRequired,
+                "an operator's table needs the role admin",
+            ));
+        }
+        Ok(pb::TableOrigin::Operator) => Origin::Operator,
+        _ if matchmaker => {
+            return Err(status::invalid_argument(
+                Reason::MissingField,
+                "origin",
+                "say where the table comes from: quick play or a private room",
+            ));
+        }
+        Ok(pb::TableOrigin::Unspecified) => Origin::Operator,
+        Err(_) => {
+            return Err(status::invalid_argument(
+                Reason::InvalidOrigin,
+                "origin",
+                "unknown origin",
+            ));
+        }
+    };
+    for (i, m) in r.members.iter().enumerate() {
+        if !m.starts_with("players/") || m.len() > 128 {
+            return Err(status::invalid_argument(
+                Reason::InvalidName,
+                &format!("members[{i}]"),
+                "name a member as players/{id}",
+            ));
+        }
+    }
+    Ok(Admission {
+        origin,
+        members: r.members.clone(),
+        spectators: r.spectators_allowed.unwrap_or(true),
+    })
+}
+
+/// A caller with no seat may read the table only if it admits spectators or them as a member.
+fn admit_reader(outcome: &Outcome, caller: &str) -> Result<(), Status> {
+    if outcome.seat.is_none() && !outcome.summary.admission.may_watch(caller) {
+        return Err(status_of(TableError::NotMember.into()));
+    }
+    Ok(())
+}
+
 fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: t.timestamp(),
@@ -579,6 +648,9 @@ fn table_to_proto(s: &Summary) -> pb::Table {
             .created_at
             .and_then(DateTime::from_timestamp_millis)
             .map(timestamp),
+        origin: origin_to_proto(s.admission.origin) as i32,
+        members: s.admission.members.clone(),
+        spectators_allowed: s.admission.spectators,
     }
 }
 
@@ -730,8 +802,13 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
             tile: tile.map(|t| t.name().to_owned()).unwrap_or_default(),
         }),
         Shown::Public { event } => match event {
-            TableEvent::TableCreated { rules, .. } => E::TableCreated(pb::TableCreated {
+            TableEvent::TableCreated {
+                rules, admission, ..
+            } => E::TableCreated(pb::TableCreated {
                 rules: Some(rules_to_proto(rules)),
+                origin: origin_to_proto(admission.origin) as i32,
+                members: admission.members.clone(),
+                spectators_allowed: admission.spectators,
             }),
             TableEvent::SeatTaken { seat, player } => E::SeatTaken(pb::SeatTaken {
                 seat: *seat as i32,
@@ -942,12 +1019,14 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::CreateTableRequest>,
     ) -> Result<Response<pb::CreateTableResponse>, Status> {
-        // The authentication layer let only `admin` callers through.
+        // The authentication layer let only `admin` and `matchmaker` callers through.
+        let admission_caller = request.extensions().get::<Caller>().cloned();
         let caller = caller(&request)?;
         let r = request.into_inner();
         not_too_large(&r)?;
         let id = request_id(&r.request_id)?;
         let rules = rules_from_proto(r.rules.as_ref())?;
+        let admission = admission_from_proto(&r, admission_caller.as_ref())?;
         let mut seats: [Option<String>; 4] = Default::default();
         for (i, a) in r.seats.iter().enumerate() {
             let seat = seat_arg(a.seat, &format!("seats[{i}].seat"))?;
@@ -990,7 +1069,7 @@ impl TableService for TableApi {
         }
         let outcome = self
             .tables
-            .create(&caller, id, rules, seats, trace())
+            .create(&caller, id, rules, seats, admission, trace())
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::CreateTableResponse {
@@ -1005,6 +1084,7 @@ impl TableService for TableApi {
         let caller = caller(&request)?;
         let id = table_id(&request.get_ref().name, "name")?;
         let outcome = self.tables.read(id, &caller).await.map_err(status_of)?;
+        admit_reader(&outcome, &caller)?;
         Ok(Response::new(pb::GetTableResponse {
             table: Some(self.table_with_presence(&outcome.summary).await),
         }))
@@ -1163,6 +1243,8 @@ impl TableService for TableApi {
             Ok(()) | Err(ServiceError::Table(_)) => {}
             Err(e) => return Err(status_of(e)),
         }
+        let first = self.tables.read(id, &caller).await.map_err(status_of)?;
+        admit_reader(&first, &caller)?;
         let rx = self
             .tables
             .watch(id, &caller, after)

@@ -18,7 +18,7 @@ use sqlx::types::chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 
 use crate::deadlines::AppendObserver;
-use crate::domain::{Phase, Shown, Table, TableCommand, TableError, TableEvent, show};
+use crate::domain::{Admission, Phase, Shown, Table, TableCommand, TableError, TableEvent, show};
 use crate::outbox::Outbox;
 use crate::store::{Append, AppendError, Metadata, Recorded, Store, new_seed, random_uuid};
 
@@ -68,6 +68,9 @@ pub struct Summary {
     /// Seats a bot plays for an absent player.
     #[serde(default)]
     pub substituted: [bool; 4],
+    /// Where the table came from and whom it admits.
+    #[serde(default)]
+    pub admission: Admission,
 }
 
 /// [`Phase`] in serializable form.
@@ -242,6 +245,7 @@ fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> 
         opened: std::array::from_fn(|s| hand.and_then(|h| h.opened[s].map(|o| o.kind))),
         created_at: created_at.map(|t| t.timestamp_millis()),
         substituted: table.absence.substituted,
+        admission: table.admission.clone(),
     }
 }
 
@@ -400,6 +404,7 @@ impl Tables {
         request_id: &str,
         rules: RuleSet,
         seats: [Option<String>; 4],
+        admission: Admission,
         trace: BTreeMap<String, String>,
     ) -> Result<Outcome, ServiceError> {
         // The table id is derived from the creator's request id so a retry lands on the same
@@ -410,8 +415,8 @@ impl Tables {
             return Ok(first);
         }
         let seed = new_seed();
-        let decision =
-            Table::create(rules.clone(), seats, &seed).map_err(ServiceError::InvalidRules)?;
+        let decision = Table::create_with(rules.clone(), seats, admission, &seed)
+            .map_err(ServiceError::InvalidRules)?;
         let mut seeds = BTreeMap::new();
         if let Some((n, seed)) = decision.dealt {
             seeds.insert(n, seed);

@@ -34,11 +34,12 @@ const NEEDS: Needs = Needs {
 };
 
 /// Who may call what (checked by the platform's authentication layer before any handler).
-/// CreateTable is for matchmaking and tools (role `admin`); the rest need a signed-in player.
+/// CreateTable is for the matchmaking service's identity (role `matchmaker`) and tools (role
+/// `admin`); the rest need a signed-in player.
 const ACCESS: &[(&str, Access)] = &[
     (
         "/okey.v1.TableService/CreateTable",
-        Access::Roles(&[Role::Admin]),
+        Access::Roles(&[Role::Admin, Role::Matchmaker]),
     ),
     ("/okey.v1.TableService/GetTable", Access::SIGNED_IN),
     ("/okey.v1.TableService/JoinSeat", Access::SIGNED_IN),

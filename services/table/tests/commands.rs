@@ -268,6 +268,7 @@ async fn bad_input_is_refused_with_the_rule_named_and_nothing_stored() {
             rules: Some(rules(1)),
             seats: vec![],
             empty_seat_bots: None,
+            ..Default::default()
         }))
         .await
         .unwrap_err();

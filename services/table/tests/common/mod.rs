@@ -162,6 +162,7 @@ impl Client {
                 rules: Some(rules),
                 seats: vec![],
                 empty_seat_bots: None,
+                ..Default::default()
             }))
             .await
             .expect("table created");

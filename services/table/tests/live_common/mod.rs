@@ -104,6 +104,7 @@ pub async fn create(
         rules: Some(r),
         seats,
         empty_seat_bots: bots.map(|b| b as i32),
+        ..Default::default()
     });
     admin
         .api

@@ -1,0 +1,86 @@
+//! Changes as they happen, from every replica: PostgreSQL triggers `pg_notify` each ticket and
+//! room change on commit (`migrations/matchmaking/0002…`), one listener per process hears them and
+//! fans them out to the streams (WatchTicket, WatchRoom) of this process, which then read the row.
+//! A notification is sent only for committed changes, so a stream never shows a state that was
+//! rolled back. While the listener is reconnecting, notifications can be lost: it then tells every
+//! stream to read again ([`Notice::Resync`]).
+
+use std::time::Duration;
+
+use okey_platform::Secret;
+use sqlx::postgres::PgListener;
+use tokio::sync::broadcast;
+use uuid::Uuid;
+
+/// One change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// A ticket changed; the queue key of its rules (other tickets of that queue changed their
+    /// `players_found`).
+    Ticket { id: Uuid, rules_key: String },
+    /// A room or its members changed.
+    Room(Uuid),
+    /// Notifications may have been missed: read everything again.
+    Resync,
+}
+
+/// The process's fan-out of notices.
+#[derive(Clone, Debug)]
+pub struct Notices {
+    sender: broadcast::Sender<Notice>,
+}
+
+impl Notices {
+    /// Starts listening on the database at `url`, on a connection of its own (not the pool's).
+    pub fn start(url: Secret<String>) -> Notices {
+        let (sender, _) = broadcast::channel(4096);
+        let notices = Notices { sender };
+        let out = notices.sender.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = listen(url.expose(), &out).await {
+                    tracing::warn!(error = %e, "change notifications lost; listening again");
+                }
+                let _ = out.send(Notice::Resync);
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        });
+        notices
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Notice> {
+        self.sender.subscribe()
+    }
+}
+
+async fn listen(url: &str, out: &broadcast::Sender<Notice>) -> Result<(), sqlx::Error> {
+    let mut listener = PgListener::connect(url).await?;
+    listener.listen_all(["okey_tickets", "okey_rooms"]).await?;
+    // Whatever changed before we listened.
+    let _ = out.send(Notice::Resync);
+    loop {
+        let Some(n) = listener.try_recv().await? else {
+            // The connection dropped (and is re-established by the next call): say so.
+            let _ = out.send(Notice::Resync);
+            continue;
+        };
+        let payload = n.payload();
+        let notice = match n.channel() {
+            "okey_tickets" => {
+                let (id, key) = payload.split_once(' ').unwrap_or((payload, ""));
+                match Uuid::parse_str(id) {
+                    Ok(id) => Notice::Ticket {
+                        id,
+                        rules_key: key.to_owned(),
+                    },
+                    Err(_) => continue,
+                }
+            }
+            _ => match Uuid::parse_str(payload) {
+                Ok(id) => Notice::Room(id),
+                Err(_) => continue,
+            },
+        };
+        let _ = out.send(notice);
+    }
+}

@@ -1,0 +1,190 @@
+//! Who may create a table and who may sit at or watch it: the matchmaking service's identity
+//! (role `matchmaker`) creates quick-play and private-room tables with the players seated, never
+//! an operator's; a private room's table admits only its members to seats and, unless the host
+//! allowed spectators, to reading it; every table says where it came from in its first event.
+
+mod common;
+
+use common::*;
+use okey_platform::testing::TestInfra;
+use okey_proto::v1 as pb;
+use tonic::Code;
+use tonic_types::StatusExt;
+
+fn reason(status: &tonic::Status) -> String {
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let mut matchmaker = Client::new(
+        channel.clone(),
+        &app.settings,
+        "matchmaking",
+        &["matchmaker"],
+    );
+    let member = |n: &str| Client::new(channel.clone(), &app.settings, n, &["player"]);
+    let (mut host, mut friend, mut stranger) = (member(&uuid()), member(&uuid()), member(&uuid()));
+    let create = |origin: pb::TableOrigin,
+                  spectators: Option<bool>,
+                  seats: Vec<pb::SeatAssignment>,
+                  members: Vec<String>| {
+        pb::CreateTableRequest {
+            request_id: uuid(),
+            rules: Some(rules(1)),
+            seats,
+            empty_seat_bots: None,
+            origin: origin as i32,
+            members,
+            spectators_allowed: spectators,
+        }
+    };
+    let sit = |seat: i32, player: String| pb::SeatAssignment {
+        seat,
+        occupant: Some(pb::seat_assignment::Occupant::Player(player)),
+    };
+
+    // A matchmaker may not make an operator's table, nor leave the origin out.
+    for origin in [pb::TableOrigin::Operator, pb::TableOrigin::Unspecified] {
+        let err = matchmaker
+            .api
+            .create_table(matchmaker.req(create(origin, None, vec![], vec![])))
+            .await
+            .unwrap_err();
+        let expected = if origin == pb::TableOrigin::Operator {
+            Code::PermissionDenied
+        } else {
+            Code::InvalidArgument
+        };
+        assert_eq!(err.code(), expected, "{origin:?}");
+    }
+    // Seating someone who is not a member is refused.
+    let members = vec![host.player(), friend.player()];
+    let err = matchmaker
+        .api
+        .create_table(matchmaker.req(create(
+            pb::TableOrigin::PrivateRoom,
+            Some(false),
+            vec![sit(0, stranger.player())],
+            members.clone(),
+        )))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+
+    // A private room's table: the host seated, the friend's seat left to join, no spectators.
+    let table = matchmaker
+        .api
+        .create_table(matchmaker.req(create(
+            pb::TableOrigin::PrivateRoom,
+            Some(false),
+            vec![sit(0, host.player())],
+            members.clone(),
+        )))
+        .await
+        .expect("the matchmaker creates tables")
+        .into_inner()
+        .table
+        .unwrap();
+    assert_eq!(table.origin, pb::TableOrigin::PrivateRoom as i32);
+    assert_eq!(table.members, members);
+    assert!(!table.spectators_allowed);
+    let name = table.name.clone();
+
+    let err = stranger
+        .api
+        .join_seat(stranger.req(pb::JoinSeatRequest {
+            request_id: uuid(),
+            table: name.clone(),
+            seat: Some(2),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    assert_eq!(reason(&err), "not_table_member");
+    for err in [
+        stranger
+            .api
+            .get_table(stranger.req(pb::GetTableRequest { name: name.clone() }))
+            .await
+            .unwrap_err(),
+        stranger
+            .api
+            .watch_table(stranger.req(pb::WatchTableRequest {
+                table: name.clone(),
+                after_version: 0,
+            }))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    ] {
+        assert_eq!(err.code(), Code::PermissionDenied);
+        assert_eq!(reason(&err), "not_table_member");
+    }
+    // A member not seated yet may read it and sit.
+    friend
+        .api
+        .get_table(friend.req(pb::GetTableRequest { name: name.clone() }))
+        .await
+        .expect("a member reads the table");
+    friend.join(&name, 2).await;
+
+    // The first event says where the table came from.
+    let mut stream = host
+        .api
+        .watch_table(host.req(pb::WatchTableRequest {
+            table: name.clone(),
+            after_version: 0,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let _snapshot = stream.message().await.unwrap();
+    drop(stream);
+    let (events, _) = stored(&app.settings, &name).await;
+    match &events[0].event {
+        table::domain::TableEvent::TableCreated { admission, .. } => {
+            assert_eq!(admission.origin, table::domain::Origin::PrivateRoom);
+            assert_eq!(admission.members, members);
+            assert!(!admission.spectators);
+        }
+        other => panic!("first event {other:?}"),
+    }
+
+    // A quick-play table admits spectators by default; an admin's table is an operator's.
+    let quick = matchmaker
+        .api
+        .create_table(matchmaker.req(create(pb::TableOrigin::QuickPlay, None, vec![], vec![])))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert_eq!(quick.origin, pb::TableOrigin::QuickPlay as i32);
+    stranger
+        .api
+        .get_table(stranger.req(pb::GetTableRequest { name: quick.name }))
+        .await
+        .expect("anyone may watch a quick-play table");
+    let mut admin = Client::new(channel.clone(), &app.settings, "admin", &["admin"]);
+    let operator = admin.create(rules(1)).await;
+    let got = admin
+        .api
+        .get_table(admin.req(pb::GetTableRequest { name: operator }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert_eq!(got.origin, pb::TableOrigin::Operator as i32);
+    app.stop().await;
+}
