@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The demo match of `make run`: four bots play a match on the running services (deploy/services.sh
-# up first) and `okeyctl demo` tells it hand by hand, writing each hand for `okeyctl replay` into
-# .run/demo/. Extra arguments go to `okeyctl demo` (see `okeyctl demo --help`).
+# The demo match of `make run`: a guest finds a table through matchmaking (quick play, bots
+# allowed), is seated with three bots and plays its seat, on the running services
+# (deploy/services.sh up first); `okeyctl demo` tells it hand by hand, writing each hand for
+# `okeyctl replay` into .run/demo/. No operator token on that path. Extra arguments go to
+# `okeyctl demo` (see `okeyctl demo --help`).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -14,9 +16,10 @@ bin="$(cargo metadata --format-version 1 --no-deps |
 # commands can be pasted as they are.
 run_dir="${RUN_DIR#"$ROOT"/}"
 echo
-echo "Demo match: four bots on the local platform"
+echo "Demo match: a guest finds a table with bots on the local platform"
 exec "$bin" demo \
   --accounts "http://127.0.0.1:${SERVICE_PORT[accounts]}" \
+  --matchmaking "http://127.0.0.1:${SERVICE_PORT[matchmaking]}" \
   --table "http://127.0.0.1:${SERVICE_PORT[table]}" \
   --signing-key "$run_dir/dev-signing-key.pem" \
   --table-database-url "postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/okey_table" \

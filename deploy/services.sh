@@ -16,6 +16,12 @@ DEV_KEY="$RUN_DIR/dev-signing-key.pem"
 # defaults are 1500 ms and 200 ms.
 DEV_BOT_PACE_MS="${OKEY_DEV_BOT_PACE_MS:-40}"
 DEV_SWEEP_MS=50
+# The matchmaking service's local identity at accounts (client credentials): a random secret
+# generated once into the run directory; accounts is given only its SHA-256.
+DEV_SERVICE_SECRET="$RUN_DIR/dev-service-secret"
+DEV_SERVICE_ID=matchmaking
+# A quick-play ticket that allows bots gets them after this long at a local run (default 15 s).
+DEV_BOT_FILL_SECS="${OKEY_DEV_BOT_FILL_SECS:-3}"
 
 target_dir() {
   cargo metadata --format-version 1 --no-deps --manifest-path "$ROOT/Cargo.toml" |
@@ -45,11 +51,34 @@ PY
   )
 }
 
+ensure_dev_service_secret() {
+  [ -s "$DEV_SERVICE_SECRET" ] && return
+  log "generating the local service client secret ${DEV_SERVICE_SECRET#"$ROOT"/}"
+  mkdir -p "$RUN_DIR"
+  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(32), end="")' >"$DEV_SERVICE_SECRET")
+}
+
 # Per-service variables of a local run: accounts signs with the development key (unless keys are
-# configured already), the table's bots play at the local pace (unless set already).
+# configured already) and issues service tokens to the local matchmaking identity, the other
+# services find accounts (and matchmaking the table service) on the local ports, the table's bots
+# play at the local pace and quick play fills with bots after a short wait (unless set already).
 service_env() {
+  local accounts_url="http://127.0.0.1:${SERVICE_PORT[accounts]}"
+  [ "$1" = accounts ] || [ -n "${OKEY_TOKENS__KEYS_URL:-}" ] || printf '%s\0' "OKEY_TOKENS__KEYS_URL=$accounts_url"
   case "$1" in
-    accounts) [ -n "${OKEY_TOKENS__SIGNING_KEYS_PEM:-}" ] || printf '%s\0' "OKEY_TOKENS__SIGNING_KEYS_PEM=$(cat "$DEV_KEY")" ;;
+    accounts)
+      [ -n "${OKEY_TOKENS__SIGNING_KEYS_PEM:-}" ] || printf '%s\0' "OKEY_TOKENS__SIGNING_KEYS_PEM=$(cat "$DEV_KEY")"
+      [ -n "${OKEY_TOKENS__SERVICE_CLIENTS:-}" ] ||
+        printf '%s\0' "OKEY_TOKENS__SERVICE_CLIENTS=$DEV_SERVICE_ID:$(sha256sum <"$DEV_SERVICE_SECRET" | cut -d' ' -f1)"
+      ;;
+    matchmaking)
+      printf '%s\0' "OKEY_SERVICE_CLIENT__ACCOUNTS_URL=$accounts_url" \
+        "OKEY_MATCHMAKING__TABLE_URL=http://127.0.0.1:${SERVICE_PORT[table]}"
+      [ -n "${OKEY_SERVICE_CLIENT__ID:-}" ] ||
+        printf '%s\0' "OKEY_SERVICE_CLIENT__ID=$DEV_SERVICE_ID" "OKEY_SERVICE_CLIENT__SECRET=$(cat "$DEV_SERVICE_SECRET")"
+      [ -n "${OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS:-}" ] ||
+        printf '%s\0' "OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS=$DEV_BOT_FILL_SECS"
+      ;;
     table)
       [ -n "${OKEY_LIVE__BOT_PACE_MS:-}" ] || printf '%s\0' "OKEY_LIVE__BOT_PACE_MS=$DEV_BOT_PACE_MS"
       [ -n "${OKEY_LIVE__SWEEP_INTERVAL_MS:-}" ] || printf '%s\0' "OKEY_LIVE__SWEEP_INTERVAL_MS=$DEV_SWEEP_MS"
@@ -90,6 +119,7 @@ case "${1:-}" in
     ensure_venv
     mkdir -p "$SVC_DIR"
     ensure_dev_key
+    ensure_dev_service_secret
     log "cargo build (services)"
     (cd "$ROOT" && cargo build --quiet --bins -p accounts -p matchmaking -p table -p scoring)
     bin="$(target_dir)/debug"

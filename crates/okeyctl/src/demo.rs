@@ -1,11 +1,15 @@
-//! `okeyctl demo`: a whole match of four bots played by the running platform, told as it happens.
+//! `okeyctl demo`: a whole match played by the running platform, told as it happens.
 //!
-//! It goes through the real services the way a client and an operator would: it signs a guest in
-//! through accounts (the player path: an access token the table service verifies with the keys it
-//! polls from accounts), creates a table of four bots with an operator token (CreateTable needs the
-//! `admin` role, which no sign-in grants), follows the match on the table's update stream as a
-//! spectator, prints each hand's end, scores and running totals and the winner, writes every hand's
-//! events as files `okeyctl replay` reads (see [`crate::hand_export`]) and says how to look further.
+//! It goes through the real services the way a client would: it signs a guest in through accounts
+//! (an access token the other services verify with the keys they poll from accounts), then, with
+//! a matchmaking address (`make run`'s demo), asks matchmaking for a table the way an app does
+//! (`FindTable` allowing bots, followed on `WatchTicket`): after the bot wait the guest is seated
+//! with three bots and plays its own seat (a strong bot deciding from the guest's seat view,
+//! through `SubmitCommand`), no operator token anywhere. Without one, it creates a table of four
+//! bots with an operator token (CreateTable needs the `admin` role, which no sign-in grants) and
+//! follows it as a spectator. Either way it prints each hand's end, scores and running totals and
+//! the winner, writes every hand's events as files `okeyctl replay` reads (see
+//! [`crate::hand_export`]) and says how to look further.
 //!
 //! The operator token is minted here with a private key the accounts service signs with: locally
 //! `make run` generates one into `.run/` and starts accounts with it. The token takes its `kid`
@@ -21,6 +25,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use okey_proto::v1 as pb;
 use okey_proto::v1::accounts_service_client::AccountsServiceClient;
+use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
 use okey_proto::v1::table_service_client::TableServiceClient;
 use pb::table_event::Event as Ev;
 use tonic::transport::{Channel, Endpoint};
@@ -40,6 +45,10 @@ pub struct Demo {
     pub accounts_url: String,
     /// The table service, e.g. `http://127.0.0.1:50053`.
     pub table_url: String,
+    /// The matchmaking service, e.g. `http://127.0.0.1:50052`: the guest finds a table there
+    /// (quick play with bots) and plays its seat. `None`: a table of four bots made with an
+    /// operator token.
+    pub matchmaking_url: Option<String>,
     /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with.
     pub signing_key: PathBuf,
     /// The table service's PostgreSQL database, to export each hand for `okeyctl replay`; `None`
@@ -101,20 +110,88 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
     let mut tables = TableServiceClient::new(table_channel);
 
     // 1. A player's way in: a guest session from accounts.
-    let (guest, mut guest_token) = sign_in_guest(&mut accounts, &demo.accounts_url).await?;
+    let (guest, guest_token) = sign_in_guest(&mut accounts, &demo.accounts_url).await?;
     writeln!(out, "Signed in a guest through accounts: {guest}")?;
 
-    // 2. An operator's way in: a short-lived admin token from the key accounts signs with.
-    let admin_token = operator_token(&mut accounts, demo).await?;
+    let (created, player) = match &demo.matchmaking_url {
+        // 2. Quick play: the guest finds a table through matchmaking, bots fill the other seats.
+        Some(url) => {
+            let (table, seat) = quick_play(url, &guest_token, demo, &mut tables, out).await?;
+            (table, Some(seat))
+        }
+        None => (
+            operator_table(&mut accounts, &mut tables, demo, out).await?,
+            None,
+        ),
+    };
+    let table = created.name.clone();
+    let seats: Vec<String> = (0..4)
+        .map(|i| {
+            let name = created
+                .seats
+                .get(i)
+                .and_then(|s| s.player.as_ref())
+                .map_or_else(|| "free".to_owned(), |p| p.display_name.clone());
+            if created
+                .seats
+                .get(i)
+                .and_then(|s| s.player.as_ref())
+                .map(|p| &p.player)
+                == Some(&guest)
+            {
+                "the guest, a strong bot deciding for it".to_owned()
+            } else {
+                name
+            }
+        })
+        .collect();
+    let mut player_tables = tables.clone();
+    let follow = follow_table(
+        demo,
+        &mut accounts,
+        &mut tables,
+        &guest,
+        guest_token.clone(),
+        created,
+        seats,
+        out,
+    );
+    let Some(seat) = player else {
+        return follow.await;
+    };
+    // The guest plays its seat while the match is followed (one task: bots are not Send).
+    let play = play_seat(&mut player_tables, &guest_token, &table, seat);
+    tokio::pin!(follow, play);
+    let mut playing = true;
+    loop {
+        tokio::select! {
+            report = &mut follow => return report,
+            played = &mut play, if playing => {
+                playing = false;
+                if let Err(e) = played {
+                    bail!("the guest could not play its seat: {e:#}");
+                }
+            }
+        }
+    }
+}
+
+/// A table of four bots, created with an operator token minted from the local signing key.
+async fn operator_table(
+    accounts: &mut AccountsServiceClient<Channel>,
+    tables: &mut TableServiceClient<Channel>,
+    demo: &Demo,
+    out: &mut dyn Write,
+) -> Result<pb::Table> {
+    // An operator's way in: a short-lived admin token from the key accounts signs with.
+    let admin_token = operator_token(accounts, demo).await?;
     writeln!(
         out,
         "Minted an operator token (role admin, {} s) with {}",
         OPERATOR_TOKEN_TTL.as_secs(),
         demo.signing_key.display()
     )?;
-
-    // 3. A table of four bots.
-    let created = tables
+    tables
         .create_table(authorized(
             pb::CreateTableRequest {
                 request_id: uuid::Uuid::new_v4().to_string(),
@@ -132,17 +209,211 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
         .map_err(|s| refused("CreateTable", &demo.table_url, &s))?
         .into_inner()
         .table
-        .ok_or_else(|| anyhow!("CreateTable answered without a table"))?;
+        .ok_or_else(|| anyhow!("CreateTable answered without a table"))
+}
+
+/// Quick play as an app does it: FindTable allowing bots, WatchTicket until MATCHED. Returns the
+/// table and the guest's seat.
+async fn quick_play(
+    url: &str,
+    guest_token: &str,
+    demo: &Demo,
+    tables: &mut TableServiceClient<Channel>,
+    out: &mut dyn Write,
+) -> Result<(pb::Table, i32)> {
+    let mut mm = MatchmakingServiceClient::new(connect("matchmaking", url).await?);
+    let ticket = mm
+        .find_table(authorized(
+            pb::FindTableRequest {
+                request_id: uuid::Uuid::new_v4().to_string(),
+                rules: Some(pb::RuleSet {
+                    preset: demo.preset.clone(),
+                    ..Default::default()
+                }),
+                allow_bots: true,
+                bot_level: demo.bots as i32,
+            },
+            guest_token,
+        ))
+        .await
+        .map_err(|s| refused("FindTable", url, &s))?
+        .into_inner()
+        .ticket
+        .ok_or_else(|| anyhow!("FindTable answered without a ticket"))?;
+    let wait = match (&ticket.create_time, &ticket.expire_time) {
+        (Some(c), Some(e)) => e.seconds - c.seconds,
+        _ => 0,
+    };
+    writeln!(
+        out,
+        "FindTable opened {} (bots allowed): waiting for players, bots fill the free seats after {wait} s",
+        ticket.name
+    )?;
+    out.flush()?;
+    let mut stream = mm
+        .watch_ticket(authorized(
+            pb::WatchTicketRequest {
+                name: ticket.name.clone(),
+            },
+            guest_token,
+        ))
+        .await
+        .map_err(|s| refused("WatchTicket", url, &s))?
+        .into_inner();
+    let matched = loop {
+        let next = tokio::time::timeout(demo.timeout, stream.message())
+            .await
+            .map_err(|_| anyhow!("{} was not matched in time", ticket.name))?
+            .map_err(|s| refused("WatchTicket", url, &s))?
+            .ok_or_else(|| anyhow!("the ticket stream ended before a match"))?;
+        let Some(t) = next.ticket else { continue };
+        match pb::TicketState::try_from(t.state) {
+            Ok(pb::TicketState::Matched) => break t,
+            Ok(pb::TicketState::Searching) => {}
+            _ => bail!("{} ended without a table (state {})", t.name, t.state),
+        }
+    };
+    writeln!(
+        out,
+        "WatchTicket: MATCHED at {} in seat {} ({} player(s) found, bots in the other seats)",
+        matched.table, matched.seat, matched.players_found
+    )?;
+    let table = tables
+        .get_table(authorized(
+            pb::GetTableRequest {
+                name: matched.table.clone(),
+            },
+            guest_token,
+        ))
+        .await
+        .map_err(|s| refused("GetTable", &demo.table_url, &s))?
+        .into_inner()
+        .table
+        .ok_or_else(|| anyhow!("GetTable answered without a table"))?;
+    Ok((table, matched.seat))
+}
+
+/// The guest plays its seat: whenever it is the seat's turn, a strong bot decides from the guest's
+/// own seat view and the guest submits the command. Ends with the match.
+async fn play_seat(
+    tables: &mut TableServiceClient<Channel>,
+    token: &str,
+    table: &str,
+    seat: i32,
+) -> Result<()> {
+    let table = table.to_owned();
+    let mut bot = okey_bots::Level::Strong.bot();
+    let mut hand = 0;
+    let mut stream = tables
+        .watch_table(authorized(
+            pb::WatchTableRequest {
+                table: table.clone(),
+                after_version: 0,
+            },
+            token,
+        ))
+        .await?
+        .into_inner();
+    loop {
+        let view = tables
+            .get_seat_view(authorized(
+                pb::GetSeatViewRequest {
+                    table: table.clone(),
+                    view_form: pb::SeatViewForm::Unspecified as i32,
+                    min_version: None,
+                },
+                token,
+            ))
+            .await?
+            .into_inner()
+            .view
+            .ok_or_else(|| anyhow!("no view"))?;
+        let state = view.summary.as_ref().map(|s| s.state).unwrap_or_default();
+        if state == pb::TableState::Finished as i32 {
+            return Ok(());
+        }
+        if view.hand_number != hand {
+            hand = view.hand_number;
+            bot = okey_bots::Level::Strong.bot();
+        }
+        let live = matches!(
+            pb::HandPhase::try_from(view.phase),
+            Ok(pb::HandPhase::Take | pb::HandPhase::Act | pb::HandPhase::DiscardOnly)
+        );
+        if live && view.turn_seat == seat && state == pb::TableState::Playing as i32 {
+            let engine: okey_rules::SeatView = serde_json::from_str(&view.engine_view)?;
+            let Some(command) = command_to_proto(&bot.act(&engine)) else {
+                continue;
+            };
+            // A refusal (the server moved first, a timeout) is decided again on a fresh view.
+            let _ = tables
+                .submit_command(authorized(
+                    pb::SubmitCommandRequest {
+                        request_id: uuid::Uuid::new_v4().to_string(),
+                        table: table.clone(),
+                        command: Some(command),
+                        expected_version: Some(view.version),
+                        view_form: pb::SeatViewForm::Typed as i32,
+                    },
+                    token,
+                ))
+                .await;
+            continue;
+        }
+        // Not our turn: wait for the table to move (or re-check after a while).
+        let _ = tokio::time::timeout(Duration::from_secs(2), stream.message()).await;
+    }
+}
+
+/// An engine command as the table service's wire command (`None` for the server's own timeout).
+fn command_to_proto(command: &okey_rules::Command) -> Option<pb::Command> {
+    use okey_rules::Command;
+    use pb::command::Command as C;
+    let melds = |melds: &[Vec<okey_rules::MeldTile>]| -> Vec<pb::MeldTiles> {
+        melds
+            .iter()
+            .map(|m| pb::MeldTiles {
+                tiles: m.iter().map(ToString::to_string).collect(),
+            })
+            .collect()
+    };
+    let c = match command {
+        Command::Draw => C::Draw(pb::DrawCommand {}),
+        Command::TakeDiscard => C::TakeSideDiscard(pb::TakeSideDiscardCommand {}),
+        Command::ReturnDiscard => C::ReturnSideDiscard(pb::ReturnSideDiscardCommand {}),
+        Command::Open { melds: m } => C::Open(pb::OpenCommand { melds: melds(m) }),
+        Command::Lay { melds: m } => C::Lay(pb::LayCommand { melds: melds(m) }),
+        Command::Add { meld, tiles } => C::Add(pb::AddCommand {
+            meld: *meld as i32,
+            tiles: tiles.iter().map(ToString::to_string).collect(),
+        }),
+        Command::Retrieve { meld, tiles } => C::RetrieveOkey(pb::RetrieveOkeyCommand {
+            meld: *meld as i32,
+            tiles: tiles.iter().map(|t| t.name().to_owned()).collect(),
+        }),
+        Command::Discard { tile } => C::Discard(pb::DiscardCommand {
+            tile: tile.name().to_owned(),
+        }),
+        Command::CallPlayable => C::CallPlayable(pb::CallPlayableCommand {}),
+        Command::Timeout => return None,
+    };
+    Some(pb::Command { command: Some(c) })
+}
+
+/// Follows the match on the guest's update stream and tells it.
+#[allow(clippy::too_many_arguments)]
+async fn follow_table(
+    demo: &Demo,
+    accounts: &mut AccountsServiceClient<Channel>,
+    tables: &mut TableServiceClient<Channel>,
+    guest: &str,
+    mut guest_token: String,
+    created: pb::Table,
+    seats: Vec<String>,
+    out: &mut dyn Write,
+) -> Result<DemoReport> {
     let table = created.name.clone();
-    let seats: Vec<String> = (0..4)
-        .map(|i| {
-            created
-                .seats
-                .get(i)
-                .and_then(|s| s.player.as_ref())
-                .map_or_else(|| "free".to_owned(), |p| p.display_name.clone())
-        })
-        .collect();
+    let guest = guest.to_owned();
     writeln!(
         out,
         "Created {table} ({} rules, {} hands{}):",
@@ -173,7 +444,7 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
     writeln!(out)?;
     out.flush()?;
 
-    // 4. Follow the match as a spectator (the guest has no seat: it sees what everyone sees).
+    // Follow the match: as a spectator (an operator's table) or from the guest's seat.
     let pool = match &demo.table_database_url {
         Some(url) => Some(
             sqlx::postgres::PgPoolOptions::new()
@@ -220,7 +491,7 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
             Err(s) if s.code() == Code::Unauthenticated && reconnects < 5 => {
                 // The guest's access token expired during a long match: sign in again.
                 reconnects += 1;
-                guest_token = sign_in_guest(&mut accounts, &demo.accounts_url).await?.1;
+                guest_token = sign_in_guest(accounts, &demo.accounts_url).await?.1;
                 continue;
             }
             Err(s) => return Err(refused("WatchTable", &demo.table_url, &s)),

@@ -48,6 +48,11 @@ struct DemoArgs {
     /// The table service.
     #[arg(long, default_value = "http://127.0.0.1:50053")]
     table: String,
+    /// The matchmaking service: the guest finds a table there with bots (quick play) and plays
+    /// its seat, no operator token needed. Without it, a table of four bots is made with an
+    /// operator token from --signing-key.
+    #[arg(long)]
+    matchmaking: Option<String>,
     /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with; `make run` generates
     /// one there and starts accounts with it.
     #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
@@ -218,6 +223,7 @@ fn demo(args: DemoArgs) -> ExitCode {
     let demo = okeyctl::demo::Demo {
         accounts_url: args.accounts,
         table_url: args.table,
+        matchmaking_url: args.matchmaking,
         signing_key: args.signing_key,
         table_database_url: (!args.no_export).then_some(args.table_database_url),
         hands_dir: args.hands_dir,

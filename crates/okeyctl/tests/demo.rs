@@ -103,6 +103,7 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
     let demo = Demo {
         accounts_url: format!("http://127.0.0.1:{accounts_port}"),
         table_url: format!("http://127.0.0.1:{table_port}"),
+        matchmaking_url: None,
         signing_key: key,
         table_database_url: Some(database_url.clone()),
         hands_dir: dir.join("hands"),

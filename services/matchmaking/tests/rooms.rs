@@ -1,0 +1,431 @@
+//! Private rooms and the lobby against the real accounts and table services: a room with a
+//! password, joined with a wrong then the right password, friends seated as partners and started,
+//! gives a table with exactly those players in those seats that nobody else may sit at or watch;
+//! guesses are rate-limited; members follow the room on a stream; the host removes a member and
+//! leaving closes the room; an unstarted room expires; public rooms are listed in the lobby.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Backends, Guest, mm_client, reason, uuid};
+use matchmaking::clock::ManualClock;
+use okey_platform::testing::TestInfra;
+use okey_proto::v1 as pb;
+use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
+use tonic::Code;
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+
+fn partners() -> pb::RuleSet {
+    pb::RuleSet {
+        preset: "classic".into(),
+        partners: Some(true),
+        ..Default::default()
+    }
+}
+
+async fn create(
+    api: &mut MatchmakingServiceClient<Channel>,
+    host: &Guest,
+    password: &str,
+    public: bool,
+    fill_with_bots: bool,
+) -> pb::Room {
+    api.create_room(host.req(pb::CreateRoomRequest {
+        request_id: uuid(),
+        rules: Some(partners()),
+        fill_with_bots,
+        bot_level: pb::BotLevel::Easy as i32,
+        password: password.into(),
+        public,
+        spectators_allowed: false,
+    }))
+    .await
+    .expect("room created")
+    .into_inner()
+    .room
+    .unwrap()
+}
+
+async fn join(
+    api: &mut MatchmakingServiceClient<Channel>,
+    guest: &Guest,
+    code: &str,
+    password: &str,
+) -> Result<pb::JoinRoomResponse, tonic::Status> {
+    Ok(api
+        .join_room(guest.req(pb::JoinRoomRequest {
+            request_id: uuid(),
+            code: code.into(),
+            password: password.into(),
+        }))
+        .await?
+        .into_inner())
+}
+
+fn members(room: &pb::Room) -> Vec<String> {
+    room.members.iter().map(|m| m.player.clone()).collect()
+}
+
+#[tokio::test]
+async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let backends = Backends::start(&infra).await;
+    let clock = ManualClock::new();
+    let mm = backends
+        .matchmaking(&clock, &[("OKEY_MATCHMAKING__JOIN_ATTEMPTS", "3")])
+        .await;
+    let mut api = mm_client(mm.port).await;
+    let g = backends.guests(6).await;
+    let (host, friend, a, b, stranger, guesser) = (&g[0], &g[1], &g[2], &g[3], &g[4], &g[5]);
+
+    let room = create(&mut api, host, "secret-word", false, false).await;
+    assert_eq!(room.code.len(), 6);
+    assert!(room.has_password);
+    assert_eq!(room.members.len(), 4, "always four entries");
+    assert_eq!(
+        members(&room),
+        vec![host.player.clone(), "".into(), "".into(), "".into()]
+    );
+    assert_eq!(room.free_seats, 3);
+
+    let mut watch = api
+        .watch_room(host.req(pb::WatchRoomRequest {
+            name: room.name.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = watch.message().await.unwrap().unwrap().room.unwrap();
+    assert_eq!(first.free_seats, 3);
+
+    // Wrong password, then the right one, typed in lower case.
+    let err = join(&mut api, friend, &room.code, "guess")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    assert_eq!(reason(&err), "wrong_room_password");
+    let joined = join(&mut api, friend, &room.code.to_lowercase(), "secret-word")
+        .await
+        .unwrap();
+    assert_eq!(joined.seat, 1);
+    // The host's stream hears it.
+    let pushed = loop {
+        let r = watch.message().await.unwrap().unwrap().room.unwrap();
+        if r.free_seats == 2 {
+            break r;
+        }
+    };
+    assert_eq!(pushed.members[1].player, friend.player);
+    join(&mut api, a, &room.code, "secret-word").await.unwrap();
+
+    // Not full and no bots: the start is refused.
+    let start = |who: &Guest| {
+        who.req(pb::StartRoomRequest {
+            request_id: uuid(),
+            name: room.name.clone(),
+        })
+    };
+    let err = api.start_room(start(host)).await.unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert_eq!(reason(&err), "room_not_full");
+    join(&mut api, b, &room.code, "secret-word").await.unwrap();
+    let err = join(&mut api, stranger, &room.code, "secret-word")
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&err), "room_full");
+
+    // Only the host seats: the friend goes opposite the host (partners are seats 0 and 2).
+    let err = api
+        .set_room_seat(friend.req(pb::SetRoomSeatRequest {
+            request_id: uuid(),
+            name: room.name.clone(),
+            player: friend.player.clone(),
+            seat: 2,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    assert_eq!(reason(&err), "not_room_host");
+    let seated = api
+        .set_room_seat(host.req(pb::SetRoomSeatRequest {
+            request_id: uuid(),
+            name: room.name.clone(),
+            player: friend.player.clone(),
+            seat: 2,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    let want = vec![
+        host.player.clone(),
+        a.player.clone(),
+        friend.player.clone(),
+        b.player.clone(),
+    ];
+    assert_eq!(members(&seated), want);
+
+    // A stranger cannot read the room.
+    let err = api
+        .get_room(stranger.req(pb::GetRoomRequest {
+            name: room.name.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+
+    let err = api.start_room(start(friend)).await.unwrap_err();
+    assert_eq!(reason(&err), "not_room_host");
+    let started = api
+        .start_room(start(host))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(started.state, pb::RoomState::Started as i32);
+    assert!(started.table.starts_with("tables/"));
+    // A retried start returns the same room and table.
+    let again = api
+        .start_room(start(host))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(again.table, started.table);
+    let last = loop {
+        let Some(m) = watch.message().await.unwrap() else {
+            panic!("the stream ended before showing the start");
+        };
+        let r = m.room.unwrap();
+        if r.state != pb::RoomState::Open as i32 {
+            break r;
+        }
+    };
+    assert_eq!(last.state, pb::RoomState::Started as i32);
+    assert!(watch.message().await.unwrap().is_none(), "the stream ends");
+
+    // The table: exactly those players in those seats, a private room's.
+    let mut tables = backends.table_client().await;
+    let table = tables
+        .get_table(friend.req(pb::GetTableRequest {
+            name: started.table.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    let seats: Vec<String> = table
+        .seats
+        .iter()
+        .map(|s| s.player.as_ref().unwrap().player.clone())
+        .collect();
+    assert_eq!(seats, want);
+    assert_eq!(table.origin, pb::TableOrigin::PrivateRoom as i32);
+    assert!(table.rules.unwrap().partners.unwrap());
+    // A non-member can neither sit nor watch.
+    let err = tables
+        .get_table(stranger.req(pb::GetTableRequest {
+            name: started.table.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    let err = tables
+        .watch_table(stranger.req(pb::WatchTableRequest {
+            table: started.table.clone(),
+            after_version: 0,
+        }))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    let err = tables
+        .join_seat(stranger.req(pb::JoinSeatRequest {
+            request_id: uuid(),
+            table: started.table.clone(),
+            seat: None,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::PermissionDenied);
+    // Joining a started room.
+    let err = join(&mut api, stranger, &room.code, "secret-word")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::FailedPrecondition);
+    assert_eq!(reason(&err), "room_started");
+
+    // Guessing codes is rate-limited per caller.
+    for _ in 0..3 {
+        let err = join(&mut api, guesser, "ZZZZZZ", "").await.unwrap_err();
+        assert_eq!(err.code(), Code::NotFound);
+        assert_eq!(reason(&err), "room_not_found");
+    }
+    let err = join(&mut api, guesser, &room.code, "secret-word")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert_eq!(reason(&err), "too_many_attempts");
+    assert!(err.get_error_details().retry_info().is_some());
+
+    mm.stop().await;
+    backends.stop().await;
+}
+
+#[tokio::test]
+async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_ones() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let backends = Backends::start(&infra).await;
+    let clock = ManualClock::new();
+    let mm = backends
+        .matchmaking(&clock, &[("OKEY_MATCHMAKING__ROOM_TTL_SECS", "600")])
+        .await;
+    let mut api = mm_client(mm.port).await;
+    let g = backends.guests(4).await;
+    let (host, friend, other, looker) = (&g[0], &g[1], &g[2], &g[3]);
+
+    // A public room without a password, with bots for free seats.
+    let public = create(&mut api, host, "", true, true).await;
+    let joined = join(&mut api, friend, &public.code, "").await.unwrap();
+    assert_eq!(joined.seat, 1);
+    let lobby = api
+        .list_rooms(looker.req(pb::ListRoomsRequest {
+            page_size: 10,
+            page_token: String::new(),
+            preset: "classic".into(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(lobby.rooms.len(), 1);
+    assert_eq!(lobby.rooms[0].name, public.name);
+    assert_eq!(lobby.rooms[0].free_seats, 2);
+    let none = api
+        .list_rooms(looker.req(pb::ListRoomsRequest {
+            page_size: 10,
+            page_token: String::new(),
+            preset: "yudum".into(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(none.rooms.is_empty());
+
+    // The host removes the friend, who can no longer read it.
+    let after = api
+        .remove_room_member(host.req(pb::RemoveRoomMemberRequest {
+            request_id: uuid(),
+            name: public.name.clone(),
+            player: friend.player.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(after.free_seats, 3);
+    let err = api
+        .get_room(friend.req(pb::GetRoomRequest {
+            name: public.name.clone(),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+
+    // The host leaving closes it; the lobby no longer lists it.
+    join(&mut api, other, &public.code, "").await.unwrap();
+    api.leave_room(host.req(pb::LeaveRoomRequest {
+        request_id: uuid(),
+        name: public.name.clone(),
+    }))
+    .await
+    .unwrap();
+    let closed = api
+        .get_room(other.req(pb::GetRoomRequest {
+            name: public.name.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(closed.state, pb::RoomState::Closed as i32);
+    let err = join(&mut api, looker, &public.code, "").await.unwrap_err();
+    assert_eq!(reason(&err), "room_closed");
+    let lobby = api
+        .list_rooms(looker.req(pb::ListRoomsRequest::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(lobby.rooms.is_empty());
+
+    // An unstarted room closes when its time is up.
+    let lonely = create(&mut api, host, "", false, true).await;
+    clock.advance(Duration::from_secs(601));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = api
+            .get_room(host.req(pb::GetRoomRequest {
+                name: lonely.name.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .room
+            .unwrap();
+        if r.state == pb::RoomState::Closed as i32 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the room never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // A room with bots starts with free seats: the host and three bots.
+    let with_bots = create(&mut api, host, "", false, true).await;
+    let started = api
+        .start_room(host.req(pb::StartRoomRequest {
+            request_id: uuid(),
+            name: with_bots.name.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(started.members.iter().filter(|m| m.bot).count(), 3);
+    let table = backends
+        .table_client()
+        .await
+        .get_table(host.req(pb::GetTableRequest {
+            name: started.table.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert_eq!(
+        table
+            .seats
+            .iter()
+            .filter(|s| s.player.as_ref().unwrap().bot)
+            .count(),
+        3
+    );
+
+    mm.stop().await;
+    backends.stop().await;
+}
