@@ -429,6 +429,7 @@ mod tests {
         let created = Stored::TableCreated {
             rules: okey_rules::Preset::Classic.rules(),
             seats: [Some(format!("players/{a}")), None, None, None],
+            admission: Default::default(),
         };
         fold(
             &mut tally,

@@ -221,7 +221,7 @@ pub enum MatchmakingError {
     #[error("{message}")]
     Invalid {
         field: String,
-        reason: &'static str,
+        reason: okey_platform::status::Reason,
         message: String,
     },
     #[error("database: {0}")]

@@ -10,14 +10,13 @@ use std::pin::Pin;
 use chrono::{DateTime, Utc};
 use okey_platform::Secret;
 use okey_platform::auth::Caller;
-use okey_platform::status;
+use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::matchmaking_service_server::MatchmakingService;
 use okey_rules::Preset;
 use tonic::codegen::tokio_stream::Stream;
 use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
-use tonic::{Code, Request, Response, Status};
-use tonic_types::{ErrorDetails, StatusExt};
+use tonic::{Request, Response, Status};
 use uuid::Uuid;
 
 use crate::domain::{MatchmakingError, Room, RoomState, Ticket, TicketState, normalise_code};
@@ -48,40 +47,31 @@ impl MatchmakingApi {
 
 /// The one mapping from domain errors to statuses (see matchmaking.proto's table of reasons).
 pub fn status_of(error: MatchmakingError) -> Status {
-    let reason = |code: Code, reason: &str, e: &MatchmakingError| {
-        status::with_reason(code, reason, e.to_string())
-    };
-    let precondition = |r: &str, e: &MatchmakingError| status::rule_violation(r, r, e.to_string());
+    let precondition =
+        |r: Reason, e: &MatchmakingError| status::rule_violation(r, r.as_str(), e.to_string());
     match error {
-        e @ MatchmakingError::TicketNotFound => reason(Code::NotFound, "ticket_not_found", &e),
-        e @ MatchmakingError::TicketOpen(open) => {
-            let details = ErrorDetails::with_error_info(
-                "ticket_open",
-                status::ERROR_DOMAIN,
-                HashMap::from([("ticket".to_owned(), format!("tickets/{open}"))]),
-            );
-            Status::with_error_details(Code::FailedPrecondition, e.to_string(), details)
+        e @ MatchmakingError::TicketNotFound => {
+            status::error(Reason::TicketNotFound, e.to_string())
         }
-        e @ MatchmakingError::TicketClosed => precondition("ticket_closed", &e),
-        e @ MatchmakingError::RoomNotFound => reason(Code::NotFound, "room_not_found", &e),
+        e @ MatchmakingError::TicketOpen(open) => status::with_metadata(
+            Reason::TicketOpen,
+            HashMap::from([("ticket".to_owned(), format!("tickets/{open}"))]),
+            e.to_string(),
+        ),
+        e @ MatchmakingError::TicketClosed => precondition(Reason::TicketClosed, &e),
+        e @ MatchmakingError::RoomNotFound => status::error(Reason::RoomNotFound, e.to_string()),
         e @ MatchmakingError::WrongPassword => {
-            reason(Code::PermissionDenied, "wrong_room_password", &e)
+            status::error(Reason::WrongRoomPassword, e.to_string())
         }
         e @ MatchmakingError::TooManyAttempts { retry_after } => {
-            let mut details = ErrorDetails::with_error_info(
-                "too_many_attempts",
-                status::ERROR_DOMAIN,
-                HashMap::new(),
-            );
-            details.set_retry_info(Some(retry_after));
-            Status::with_error_details(Code::ResourceExhausted, e.to_string(), details)
+            status::retry_after(Reason::TooManyAttempts, retry_after, e.to_string())
         }
-        e @ MatchmakingError::RoomFull => precondition("room_full", &e),
-        e @ MatchmakingError::RoomStarted => precondition("room_started", &e),
-        e @ MatchmakingError::RoomClosed => precondition("room_closed", &e),
-        e @ MatchmakingError::RoomNotFull => precondition("room_not_full", &e),
-        e @ MatchmakingError::NotRoomHost => reason(Code::PermissionDenied, "not_room_host", &e),
-        e @ MatchmakingError::NotRoomMember => precondition("not_room_member", &e),
+        e @ MatchmakingError::RoomFull => precondition(Reason::RoomFull, &e),
+        e @ MatchmakingError::RoomStarted => precondition(Reason::RoomStarted, &e),
+        e @ MatchmakingError::RoomClosed => precondition(Reason::RoomClosed, &e),
+        e @ MatchmakingError::RoomNotFull => precondition(Reason::RoomNotFull, &e),
+        e @ MatchmakingError::NotRoomHost => status::error(Reason::NotRoomHost, e.to_string()),
+        e @ MatchmakingError::NotRoomMember => precondition(Reason::NotRoomMember, &e),
         MatchmakingError::Invalid {
             field,
             reason,
@@ -91,44 +81,34 @@ pub fn status_of(error: MatchmakingError) -> Status {
         | MatchmakingError::Redis(_)
         | MatchmakingError::Tables(_)) => {
             tracing::warn!(error = %e, "dependency failed");
-            let mut details = ErrorDetails::with_error_info(
-                "dependency_unavailable",
-                status::ERROR_DOMAIN,
-                HashMap::new(),
-            );
-            details.set_retry_info(Some(std::time::Duration::from_secs(1)));
-            Status::with_error_details(
-                Code::Unavailable,
+            status::retry_after(
+                Reason::DependencyUnavailable,
+                std::time::Duration::from_secs(1),
                 "a dependency of the matchmaking service is unavailable; retry with the same request_id",
-                details,
             )
         }
         e @ MatchmakingError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
-            Status::internal("internal error")
+            status::internal()
         }
     }
 }
 
 /// The calling player, as the authentication layer verified them.
 fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
-    let caller = request.extensions().get::<Caller>().ok_or_else(|| {
-        status::with_reason(Code::Unauthenticated, "token_invalid", "no verified caller")
-    })?;
-    Uuid::parse_str(&caller.player_id).map_err(|_| {
-        status::with_reason(
-            Code::PermissionDenied,
-            "role_required",
-            "matchmaking is for players",
-        )
-    })
+    let caller = request
+        .extensions()
+        .get::<Caller>()
+        .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))?;
+    Uuid::parse_str(&caller.player_id)
+        .map_err(|_| status::error(Reason::RoleRequired, "matchmaking is for players"))
 }
 
 fn request_id(id: &str) -> Result<&str, Status> {
     if id.is_empty() || id.chars().count() > MAX_REQUEST_ID || id.chars().any(char::is_control) {
         return Err(invalid(
             "request_id",
-            "invalid_request_id",
+            Reason::InvalidRequestId,
             "request_id must be 1–64 printable characters",
         ));
     }
@@ -143,9 +123,9 @@ fn resource_id(name: &str, collection: &str, field: &str) -> Result<Uuid, Status
             invalid(
                 field,
                 if name.is_empty() {
-                    "missing_field"
+                    Reason::MissingField
                 } else {
-                    "invalid_name"
+                    Reason::InvalidName
                 },
                 format!("expected `{collection}/{{id}}`"),
             )
@@ -315,7 +295,7 @@ impl MatchmakingService for MatchmakingApi {
         if !r.password.is_empty() && !PASSWORD_CHARS.contains(&r.password.chars().count()) {
             return Err(invalid(
                 "password",
-                "invalid_password",
+                Reason::InvalidPassword,
                 "a room password has 4–64 characters (or none)",
             ));
         }
@@ -348,7 +328,11 @@ impl MatchmakingService for MatchmakingApi {
         let r = request.into_inner();
         request_id(&r.request_id)?;
         if r.code.trim().is_empty() {
-            return Err(invalid("code", "missing_field", "give the room's code"));
+            return Err(invalid(
+                "code",
+                Reason::MissingField,
+                "give the room's code",
+            ));
         }
         // A code that cannot be one counts as a wrong guess (the service says room_not_found).
         let (room, seat) = self
@@ -436,7 +420,7 @@ impl MatchmakingService for MatchmakingApi {
         let id = resource_id(&r.name, "rooms", "name")?;
         let member = resource_id(&r.player, "players", "player")?;
         if !(0..4).contains(&r.seat) {
-            return Err(invalid("seat", "invalid_seat", "a seat is 0–3"));
+            return Err(invalid("seat", Reason::InvalidSeat, "a seat is 0–3"));
         }
         let room = self
             .service
@@ -476,7 +460,7 @@ impl MatchmakingService for MatchmakingApi {
         if !(0..=MAX_PAGE).contains(&r.page_size) {
             return Err(invalid(
                 "page_size",
-                "invalid_page_size",
+                Reason::InvalidPageSize,
                 "page_size is 0–100",
             ));
         }
@@ -490,7 +474,7 @@ impl MatchmakingService for MatchmakingApi {
         } else {
             Some(
                 Preset::parse(&r.preset)
-                    .ok_or_else(|| invalid("preset", "invalid_rules", "unknown preset"))?
+                    .ok_or_else(|| invalid("preset", Reason::InvalidRules, "unknown preset"))?
                     .name(),
             )
         };
@@ -500,7 +484,7 @@ impl MatchmakingService for MatchmakingApi {
             Some(page_token(&r.page_token).ok_or_else(|| {
                 invalid(
                     "page_token",
-                    "invalid_page_token",
+                    Reason::InvalidPageToken,
                     "not a token this server gave",
                 )
             })?)

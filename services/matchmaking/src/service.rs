@@ -356,7 +356,7 @@ impl Matchmaking {
                 if member == host {
                     return Err(MatchmakingError::Invalid {
                         field: "player".into(),
-                        reason: "invalid_name",
+                        reason: okey_platform::status::Reason::InvalidName,
                         message: "the host leaves with LeaveRoom".into(),
                     });
                 }

@@ -3,7 +3,7 @@
 //! only module that knows the generated types.
 
 use chrono::{DateTime, Utc};
-use okey_platform::status;
+use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_rules::{MatchLength, PlayableDiscard, Preset, RuleSet, Threshold};
 use tonic::Status;
@@ -11,7 +11,7 @@ use tonic::Status;
 use crate::domain::BotLevel;
 
 /// INVALID_ARGUMENT naming the field.
-pub fn invalid(field: &str, reason: &'static str, message: impl Into<String>) -> Status {
+pub fn invalid(field: &str, reason: Reason, message: impl Into<String>) -> Status {
     status::invalid_argument(reason, field, message)
 }
 
@@ -43,7 +43,7 @@ pub fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> 
         Preset::parse(&r.preset).ok_or_else(|| {
             invalid(
                 "rules.preset",
-                "invalid_rules",
+                Reason::InvalidRules,
                 format!("unknown preset `{}` (ListPresets lists them)", r.preset),
             )
         })?
@@ -56,7 +56,7 @@ pub fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> 
         Err(_) => {
             return Err(invalid(
                 "rules.threshold",
-                "invalid_rules",
+                Reason::InvalidRules,
                 "unknown threshold",
             ));
         }
@@ -68,7 +68,7 @@ pub fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> 
         Err(_) => {
             return Err(invalid(
                 "rules.playable_discard",
-                "invalid_rules",
+                Reason::InvalidRules,
                 "unknown playable discard mode",
             ));
         }
@@ -100,7 +100,7 @@ pub fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> 
     if r.turn_seconds < 0 {
         return Err(invalid(
             "rules.turn_seconds",
-            "invalid_rules",
+            Reason::InvalidRules,
             "turn_seconds cannot be negative",
         ));
     }
@@ -108,9 +108,12 @@ pub fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> 
         out.turn_seconds = r.turn_seconds as u32;
         out.turn_seconds_max = out.turn_seconds_max.max(out.turn_seconds);
     }
-    out.validate().map_err(|message| {
-        let field = message.split(':').next().unwrap_or("").trim();
-        invalid(&format!("rules.{field}"), "invalid_rules", message.clone())
+    out.validate().map_err(|e| {
+        invalid(
+            &format!("rules.{}", e.field),
+            Reason::InvalidRules,
+            e.message.clone(),
+        )
     })?;
     Ok(out)
 }

@@ -301,6 +301,7 @@ async fn a_match_length_the_presets_seed_does_not_offer_is_refused_by_name() {
         }),
         seats: vec![],
         empty_seat_bots: None,
+        ..Default::default()
     };
     for (preset, hands) in [("yudum", 3), ("solo", 7), ("practice", 9)] {
         let err = admin
