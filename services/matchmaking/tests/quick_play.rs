@@ -7,7 +7,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Backends, Guest, find, is_matched, mm_client, one_hand, reason, uuid, wait_ticket};
+use common::{
+    Backends, Guest, find, is_matched, mm_client, one_hand, reason, uuid, variant, wait_ticket,
+};
 use matchmaking::clock::ManualClock;
 use okey_bots::Level;
 use okey_platform::testing::TestInfra;
@@ -153,9 +155,7 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
     let with_bots = find(&mut api, alone, one_hand("classic"), true)
         .await
         .unwrap();
-    let without = find(&mut api, &guests[1], one_hand("yudum"), false)
-        .await
-        .unwrap();
+    let without = find(&mut api, &guests[1], variant(1), false).await.unwrap();
     let secs = |t: &pb::Ticket| {
         t.expire_time.as_ref().unwrap().seconds - t.create_time.as_ref().unwrap().seconds
     };
@@ -419,7 +419,7 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         .await
         .unwrap();
     assert_eq!(same.name, first.name);
-    let err = find(&mut api, &guests[0], one_hand("yudum"), false)
+    let err = find(&mut api, &guests[0], variant(1), false)
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);

@@ -9,14 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{Backends, Guest, Replica, one_hand, uuid};
+use common::{Backends, Guest, Replica, uuid, variant};
 use okey_platform::testing::{TestInfra, connect, wait_for_health};
 use okey_proto::v1 as pb;
 use sqlx::{PgPool, Row};
 use tokio::sync::Semaphore;
 use tonic_health::pb::health_check_response::ServingStatus;
-
-const PRESETS: [&str; 4] = ["classic", "yudum", "practice", "penalties"];
 
 /// FindTable for every guest, spread over `ports` (guest i → port i % n), at most 32 at once. A
 /// replica that does not answer is left for the next port with the same request id.
@@ -31,7 +29,7 @@ async fn find_all(guests: &[Guest], ports: Arc<std::sync::Mutex<Vec<u16>>>) {
             let _permit = gate.acquire().await.unwrap();
             let request = pb::FindTableRequest {
                 request_id: uuid(),
-                rules: Some(one_hand(PRESETS[i % PRESETS.len()])),
+                rules: Some(variant(i % 4)),
                 allow_bots: false,
                 bot_level: 0,
             };

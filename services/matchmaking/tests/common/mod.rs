@@ -270,3 +270,12 @@ pub fn one_hand(preset: &str) -> pb::RuleSet {
 pub fn is_matched(t: &pb::Ticket) -> bool {
     t.state == pb::TicketState::Matched as i32
 }
+
+/// Four different one-hand rule sets (classic with partners and 12-13-1 runs on or off).
+pub fn variant(i: usize) -> pb::RuleSet {
+    pb::RuleSet {
+        partners: Some(i & 1 == 1),
+        run_wraps_after_thirteen: Some(i & 2 == 2),
+        ..one_hand("classic")
+    }
+}
