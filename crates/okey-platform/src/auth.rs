@@ -39,6 +39,10 @@ pub struct Claims {
     pub nbf: u64,
     /// Issued at, seconds since the Unix epoch.
     pub iat: u64,
+    /// The player's display name when the token was issued (what other players see of them,
+    /// for example at a table). Tokens without it stay valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// Why a token was refused. Every variant maps to UNAUTHENTICATED.
@@ -312,6 +316,8 @@ pub struct Caller {
     pub roles: Vec<Role>,
     /// When the token expires, seconds since the Unix epoch.
     pub expires_at: u64,
+    /// The display name the token carries (its `name` claim), if any.
+    pub name: Option<String>,
 }
 
 impl Caller {
@@ -324,6 +330,7 @@ impl Caller {
             player_id: claims.sub.clone(),
             roles,
             expires_at: claims.exp,
+            name: claims.name.clone(),
         }
     }
 
@@ -731,6 +738,7 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
             exp: now() + 300,
             nbf: now() - 1,
             iat: now(),
+            name: Some("Ayşe".into()),
         }
     }
 
@@ -767,10 +775,17 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
 
     #[test]
     fn a_good_token_passes() {
-        assert_eq!(
-            verifier().verify(&sign(Some("k1"), &claims())).unwrap(),
-            claims()
-        );
+        let claims = claims();
+        let verified = verifier().verify(&sign(Some("k1"), &claims)).unwrap();
+        assert_eq!(verified, claims);
+        assert_eq!(Caller::from_claims(&verified).name.as_deref(), Some("Ayşe"));
+        // A token without a name (issued before names were carried) still passes.
+        let unnamed = Claims {
+            name: None,
+            ..claims
+        };
+        let verified = verifier().verify(&sign(Some("k1"), &unnamed)).unwrap();
+        assert_eq!(Caller::from_claims(&verified).name, None);
     }
 
     #[test]

@@ -177,6 +177,14 @@ pub struct LiveSettings {
     pub chat_retention_secs: u64,
     /// How often old chat messages are deleted.
     pub chat_sweep_interval_ms: u64,
+    /// Most tables one process holds in memory: past it, the table asked about longest ago and
+    /// in use by no call is dropped (it is folded from the store again when asked for).
+    pub max_cached_tables: u64,
+    /// Most WatchTable plus WatchChat streams one caller may hold open on one process.
+    pub max_streams_per_caller: u64,
+    /// How often a quiet WatchTable stream reads the event store, in case a wake-up from
+    /// another replica was missed.
+    pub stream_recheck_ms: u64,
 }
 
 /// PostgreSQL.
@@ -522,6 +530,12 @@ impl Settings {
                 "live.chat_sweep_interval_ms",
                 self.live.chat_sweep_interval_ms,
             ),
+            ("live.max_cached_tables", self.live.max_cached_tables),
+            (
+                "live.max_streams_per_caller",
+                self.live.max_streams_per_caller,
+            ),
+            ("live.stream_recheck_ms", self.live.stream_recheck_ms),
         ] {
             if value == 0 {
                 return Err(invalid(setting, "must be at least 1"));
@@ -683,6 +697,9 @@ chat_burst = 5
 chat_window_ms = 10000
 chat_retention_secs = 604800
 chat_sweep_interval_ms = 60000
+max_cached_tables = 10000
+max_streams_per_caller = 8
+stream_recheck_ms = 1000
 
 [matchmaking]
 table_url = "http://127.0.0.1:50053"

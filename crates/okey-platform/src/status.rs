@@ -186,6 +186,8 @@ reasons! {
     VersionAhead = "version_ahead" => OutOfRange,
     /// Too many chat messages in the window.
     ChatRateLimited = "chat_rate_limited" => ResourceExhausted,
+    /// Too many WatchTable and WatchChat streams of one caller open at once.
+    TooManyStreams = "too_many_streams" => ResourceExhausted,
 
     // Accounts and tokens.
     /// Wrong username or password (never says which).
@@ -258,6 +260,10 @@ reasons! {
     DependencyUnavailable = "dependency_unavailable" => Unavailable,
     /// A bug on the server.
     Internal = "internal" => Internal,
+    /// The stored answer to a handled request cannot be read by this build.
+    StoredAnswerUnreadable = "stored_answer_unreadable" => Internal,
+    /// A stored event this build has no wire form for.
+    UnexpectedEvent = "unexpected_event" => Internal,
 }
 
 impl std::fmt::Display for Reason {

@@ -33,8 +33,13 @@ pub fn test_public_keys() -> String {
     )
 }
 
+/// The display name [`test_claims`] puts in a token for `player_id`.
+pub fn test_display_name(player_id: &str) -> String {
+    format!("name of {player_id}")
+}
+
 /// Claims for `player_id` with `roles`, valid for five minutes for the default issuer and
-/// audience.
+/// audience, with the display name [`test_display_name`].
 pub fn test_claims(player_id: &str, roles: &[Role]) -> Claims {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -48,6 +53,7 @@ pub fn test_claims(player_id: &str, roles: &[Role]) -> Claims {
         exp: now + 300,
         nbf: now.saturating_sub(1),
         iat: now,
+        name: Some(test_display_name(player_id)),
     }
 }
 

@@ -34,6 +34,9 @@ pub struct Absence {
     pub expiries: [u8; 4],
     /// A bot plays the seat for its absent player.
     pub substituted: [bool; 4],
+    /// The player who left the seat during the match (a bot plays it): only they may take it
+    /// back, with JoinSeat.
+    pub vacated: [Option<String>; 4],
     /// The current turn was played by the server on expiry.
     timed_out_turn: bool,
 }
@@ -69,6 +72,19 @@ impl Absence {
             TableEvent::SeatReclaimed { seat, .. } => {
                 self.substituted[*seat as usize] = false;
                 self.expiries[*seat as usize] = 0;
+            }
+            TableEvent::SeatLeft {
+                seat,
+                player,
+                bot_substitute: true,
+            } => {
+                self.substituted[*seat as usize] = true;
+                self.expiries[*seat as usize] = 0;
+                self.vacated[*seat as usize] = Some(player.clone());
+            }
+            TableEvent::SeatTaken { seat, .. } if self.vacated[*seat as usize].is_some() => {
+                self.substituted[*seat as usize] = false;
+                self.vacated[*seat as usize] = None;
             }
             _ => {}
         }

@@ -74,13 +74,21 @@ pub enum TableEvent {
         #[serde(default)]
         admission: Admission,
     },
+    /// A player sat down (or, already seated, told the table their display name).
     SeatTaken {
         seat: Seat,
         player: String,
+        /// The display name the player's access token carried (see `Table::names`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
+    /// The player left the seat: free before the match, played by a bot during it
+    /// (`bot_substitute`) until that player joins again.
     SeatLeft {
         seat: Seat,
         player: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        bot_substitute: bool,
     },
     /// A hand was dealt from a seed whose hash is published now and whose value is revealed when
     /// the hand ends.
@@ -97,6 +105,9 @@ pub enum TableEvent {
         /// For melds reaching the table: the number of the first one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         first_meld: Option<usize>,
+        /// What the table knows of the event that the engine's event does not say.
+        #[serde(default, skip_serializing_if = "Noted::is_empty")]
+        noted: Noted,
     },
     /// The engine's `HandEnded`, with what the match made of it and the revealed seed.
     HandEnded {
@@ -117,18 +128,53 @@ pub enum TableEvent {
     },
     /// After `expiries_before_bot` expiries in a row a bot plays the seat until its player comes
     /// back (see `absence`).
-    SeatHandedToBot {
-        seat: Seat,
-        player: String,
-    },
+    SeatHandedToBot { seat: Seat, player: String },
     /// The absent player came back (a command or an update stream) and plays the seat again.
-    SeatReclaimed {
-        seat: Seat,
-        player: String,
-    },
+    SeatReclaimed { seat: Seat, player: String },
+}
+
+/// What the table adds to an engine event, from the state it was decided on (events stored
+/// before these were noted have none).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Noted {
+    /// `TurnTimedOut`: the seat's expiries in a row, this one included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_a_row: Option<u8>,
+    /// `PlayableCalled`: the discard that was called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called: Option<Tile>,
+    /// `SideDiscardReturned`: the turn's table actions were undone with it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rolled_back: bool,
+}
+
+impl Noted {
+    pub fn is_empty(&self) -> bool {
+        *self == Noted::default()
+    }
 }
 
 impl TableEvent {
+    /// Who sits where after this event, from who sat where before it: the one rule for seating,
+    /// used by `Table::evolve` and by the update streams, which show each event as the seat
+    /// their caller holds at that event's version.
+    pub fn reseat(&self, seats: &mut [Option<String>; 4]) {
+        match self {
+            TableEvent::TableCreated { seats: created, .. } => {
+                for (s, p) in created.iter().enumerate() {
+                    if p.is_some() {
+                        seats[s] = p.clone();
+                    }
+                }
+            }
+            TableEvent::SeatTaken { seat, player, .. } => {
+                seats[*seat as usize] = Some(player.clone())
+            }
+            TableEvent::SeatLeft { seat, .. } => seats[*seat as usize] = None,
+            _ => {}
+        }
+    }
+
     /// The stable name stored as `event_type`.
     pub fn name(&self) -> &'static str {
         match self {

@@ -16,6 +16,8 @@ pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 
-pub use event::{Admission, Origin, Seed, SeedError, TableEvent, hex, seed_from_hex, seed_hash};
+pub use event::{
+    Admission, Noted, Origin, Seed, SeedError, TableEvent, hex, seed_from_hex, seed_hash,
+};
 pub use shown::{Published, Shown, show};
 pub use table::{Decision, Phase, Table, TableCommand, TableError, server_command};

@@ -16,7 +16,7 @@ use okey_rules::matches::{HandResult, Match, MatchWinner};
 use okey_rules::{Command, Deal, Event, Hand, RuleError, RuleSet, Seat, SeatView};
 
 use crate::absence::{Absence, bot_level};
-use crate::event::{Admission, Seed, TableEvent, hex, seed_hash};
+use crate::event::{Admission, Noted, Seed, TableEvent, hex, seed_hash};
 
 /// Where a table is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub enum TableCommand {
     Join {
         player: String,
         seat: Option<Seat>,
+        /// The display name the caller's token carries.
+        name: Option<String>,
     },
     Leave {
         player: String,
@@ -70,8 +72,6 @@ pub enum TableError {
     NotStarted,
     #[error("the match is over")]
     MatchOver,
-    #[error("the match is being played: the seat cannot be left now")]
-    MatchInProgress,
     #[error("only the server plays a timeout")]
     ServerOnly,
     #[error("no bot plays seat {0}")]
@@ -91,7 +91,6 @@ impl TableError {
             TableError::TableFull => "table_full",
             TableError::NotStarted => "match_not_started",
             TableError::MatchOver => "match_over",
-            TableError::MatchInProgress => "match_in_progress",
             TableError::ServerOnly => "server_only",
             TableError::NotBotSeat(_) => "not_bot_seat",
             TableError::StaleTimeout => "stale_timeout",
@@ -111,6 +110,10 @@ pub struct Decision {
 pub struct Table {
     pub rules: RuleSet,
     pub seats: [Option<String>; 4],
+    /// Each seated player's display name, from the access token they sat down (or joined
+    /// again) with: the table shows a player by it without asking the accounts service. `None`
+    /// for a player seated by CreateTable until they call JoinSeat, and for bots.
+    pub names: [Option<String>; 4],
     /// Events folded so far (= the stream's version).
     pub version: u64,
     pub phase: Phase,
@@ -199,6 +202,7 @@ impl Table {
             record: Match::new(rules.clone(), 0),
             rules,
             seats: Default::default(),
+            names: Default::default(),
             version: 0,
             phase: Phase::Waiting,
             hand_number: 0,
@@ -259,20 +263,36 @@ impl Table {
         self.hand.as_ref().map(|h| SeatView::of(h, seat))
     }
 
+    /// The current hand as a spectator sees it: what every seat sees of the table (discards,
+    /// melds, counts, the indicator, whose turn), with no rack. Its `seat` is the seat on turn
+    /// and means nothing; only its rack differs from that seat's view, and it is empty.
+    pub fn public_view(&self) -> Option<SeatView> {
+        let hand = self.hand.as_ref()?;
+        let mut view = SeatView::of(hand, hand.turn.seat);
+        view.rack.clear();
+        Some(view)
+    }
+
     /// Checks `command` and returns the events it causes. Changes nothing. `next_seed` deals the
     /// next hand if the command starts one.
     pub fn decide(&self, command: &TableCommand, next_seed: &Seed) -> Result<Decision, TableError> {
         match command {
-            TableCommand::Join { player, seat } => self.decide_join(player, *seat, next_seed),
+            TableCommand::Join { player, seat, name } => {
+                self.decide_join(player, *seat, name.as_deref(), next_seed)
+            }
             TableCommand::Leave { player } => {
                 let seat = self.seat_of(player).ok_or(TableError::NotSeated)?;
-                if self.phase != Phase::Waiting {
-                    return Err(TableError::MatchInProgress);
-                }
+                // During the match a bot plays the seat until the same player joins again.
+                let bot_substitute = match self.phase {
+                    Phase::Waiting => false,
+                    Phase::Playing => true,
+                    Phase::Finished => return Err(TableError::MatchOver),
+                };
                 Ok(Decision {
                     events: vec![TableEvent::SeatLeft {
                         seat,
                         player: player.clone(),
+                        bot_substitute,
                     }],
                     dealt: None,
                 })
@@ -291,17 +311,44 @@ impl Table {
         &self,
         player: &str,
         wanted: Option<Seat>,
+        name: Option<&str>,
         next_seed: &Seed,
     ) -> Result<Decision, TableError> {
-        if self.seat_of(player).is_some() {
-            // Already seated: nothing to do (a second join is harmless).
-            return Ok(Decision::default());
+        let name = name.map(str::to_owned);
+        if let Some(seat) = self.seat_of(player) {
+            // Already seated (a second join is harmless): a player seated by CreateTable, or one
+            // whose name changed, tells the table the name to show.
+            if name.is_none() || self.names[seat as usize] == name {
+                return Ok(Decision::default());
+            }
+            return Ok(Decision {
+                events: vec![TableEvent::SeatTaken {
+                    seat,
+                    player: player.to_owned(),
+                    name,
+                }],
+                dealt: None,
+            });
         }
         if !self.admission.may_sit(player) {
             return Err(TableError::NotMember);
         }
-        if self.phase != Phase::Waiting {
-            return Err(TableError::TableFull);
+        if self.phase == Phase::Finished {
+            return Err(TableError::MatchOver);
+        }
+        if self.phase == Phase::Playing {
+            // Only a player who left during the match comes back, to the seat they left.
+            let back = self
+                .absence
+                .vacated
+                .iter()
+                .position(|p| p.as_deref() == Some(player));
+            return match (back, wanted) {
+                (Some(s), None) => Ok(self.taken_back(s as Seat, player, name)),
+                (Some(s), Some(w)) if s == w as usize => Ok(self.taken_back(w, player, name)),
+                (_, Some(w)) if self.seats[w as usize].is_some() => Err(TableError::SeatTaken(w)),
+                _ => Err(TableError::TableFull),
+            };
         }
         let seat = match wanted {
             Some(s) if self.seats[s as usize].is_some() => return Err(TableError::SeatTaken(s)),
@@ -315,6 +362,7 @@ impl Table {
         let mut events = vec![TableEvent::SeatTaken {
             seat,
             player: player.to_owned(),
+            name,
         }];
         let mut dealt = None;
         let free = self.seats.iter().filter(|p| p.is_none()).count();
@@ -324,6 +372,18 @@ impl Table {
             dealt = Some(hand);
         }
         Ok(Decision { events, dealt })
+    }
+
+    /// A player who left during the match sits in their seat again (see [`Absence::vacated`]).
+    fn taken_back(&self, seat: Seat, player: &str, name: Option<String>) -> Decision {
+        Decision {
+            events: vec![TableEvent::SeatTaken {
+                seat,
+                player: player.to_owned(),
+                name,
+            }],
+            dealt: None,
+        }
     }
 
     /// The next hand's `HandDealt` from `seed`.
@@ -385,8 +445,26 @@ impl Table {
         let mut record = self.record.clone();
         let mut events = Vec::with_capacity(engine_events.len() + 2);
         let mut dealt = None;
+        let rolled_back = engine_events
+            .iter()
+            .any(|e| matches!(e, Event::TableRolledBack { .. }));
         for e in engine_events {
             let melds_before = after.table.len();
+            let noted = match &e {
+                Event::TurnTimedOut { seat } => Noted {
+                    in_a_row: Some(self.absence.expiries[*seat as usize].saturating_add(1)),
+                    ..Noted::default()
+                },
+                Event::PlayableCalled { .. } => Noted {
+                    called: after.pending_call.map(|c| c.tile),
+                    ..Noted::default()
+                },
+                Event::SideDiscardReturned { .. } => Noted {
+                    rolled_back,
+                    ..Noted::default()
+                },
+                _ => Noted::default(),
+            };
             after.evolve(&e);
             match e {
                 Event::HandEnded { end } => {
@@ -426,6 +504,7 @@ impl Table {
                     hand_number: self.hand_number,
                     first_meld: matches!(e, Event::HandOpened { .. } | Event::MeldsLaid { .. })
                         .then_some(melds_before),
+                    noted,
                     event: e,
                 }),
             }
@@ -438,18 +517,11 @@ impl Table {
     pub fn evolve(&mut self, event: &TableEvent) {
         self.version += 1;
         self.absence.evolve(event);
+        event.reseat(&mut self.seats);
         match event {
-            TableEvent::TableCreated { seats, .. } => {
-                for (s, p) in seats.iter().enumerate() {
-                    if p.is_some() {
-                        self.seats[s] = p.clone();
-                    }
-                }
-            }
-            TableEvent::SeatTaken { seat, player } => {
-                self.seats[*seat as usize] = Some(player.clone());
-            }
-            TableEvent::SeatLeft { seat, .. } => self.seats[*seat as usize] = None,
+            TableEvent::TableCreated { .. } => {}
+            TableEvent::SeatTaken { seat, name, .. } => self.names[*seat as usize] = name.clone(),
+            TableEvent::SeatLeft { seat, .. } => self.names[*seat as usize] = None,
             TableEvent::HandDealt {
                 hand_number,
                 first,
@@ -583,7 +655,7 @@ pub fn server_command(seat: Seat, command: Command, turn: Option<(u32, u32)>) ->
 
 #[cfg(test)]
 mod tests {
-    use okey_rules::{MatchLength, Preset};
+    use okey_rules::{MatchLength, Preset, Tile};
 
     use super::*;
     use crate::shown::{Shown, show};
@@ -601,6 +673,7 @@ mod tests {
                     &TableCommand::Join {
                         player: (*p).into(),
                         seat: None,
+                        name: None,
                     },
                     &[i as u8; 32],
                 )
@@ -657,6 +730,7 @@ mod tests {
         let drawn = TableEvent::Played {
             hand_number: 1,
             first_meld: None,
+            noted: Default::default(),
             event: Event::TileDrawn {
                 seat: 2,
                 tile: "K5".parse().unwrap(),
@@ -670,5 +744,186 @@ mod tests {
             show(&drawn, Some(2), seed_of),
             Shown::Drawn { tile: Some(_), .. }
         ));
+    }
+
+    /// [`seated`] with `rules` and a written deal (first seat 0, indicator K1, so the okey is
+    /// K2): seat 0 holds Y13, seat 1 holds Y10 Y11 Y12, R13 B13 K13 and R9 R10 R11, so taking
+    /// Y13 it opens with 115 points.
+    fn written(rules: RuleSet) -> Table {
+        let mut table = seated();
+        let t = |s: &str| -> Tile { s.parse().unwrap() };
+        let mut pool: Vec<Tile> = ["R", "Y", "B", "K"]
+            .iter()
+            .flat_map(|c| (1..=13).flat_map(move |n| [format!("{c}{n}"), format!("{c}{n}")]))
+            .map(|name| t(&name))
+            .chain([t("F"), t("F")])
+            .collect();
+        let mut take = |name: &str| {
+            let i = pool.iter().position(|x| *x == t(name)).expect("in the set");
+            pool.remove(i)
+        };
+        let indicator = take("K1");
+        let mut racks: [Vec<Tile>; 4] = Default::default();
+        racks[0].push(take("Y13"));
+        for name in ["Y10", "Y11", "Y12", "R13", "B13", "K13", "R9", "R10", "R11"] {
+            racks[1].push(take(name));
+        }
+        let mut rest = pool.into_iter();
+        for (seat, rack) in racks.iter_mut().enumerate() {
+            let size = if seat == 0 { 22 } else { 21 };
+            while rack.len() < size {
+                rack.push(rest.next().unwrap());
+            }
+        }
+        let deal = Deal {
+            indicator,
+            first: 0,
+            racks,
+            pile: rest.collect(),
+        };
+        let start = Hand::start(rules.clone(), deal).expect("a valid deal");
+        table.rules = rules;
+        table.hand = Some(Hand::from_start(&start));
+        table
+    }
+
+    fn play(table: &mut Table, player: &str, command: Command) -> Vec<TableEvent> {
+        let command = TableCommand::Play {
+            player: player.into(),
+            command,
+        };
+        let d = table.decide(&command, &[7; 32]).expect("accepted");
+        for e in &d.events {
+            table.evolve(e);
+        }
+        d.events
+    }
+
+    fn noted(events: &[TableEvent], name: &str) -> Noted {
+        events
+            .iter()
+            .find_map(|e| match e {
+                TableEvent::Played { event, noted, .. } if event.name() == name => {
+                    Some(noted.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no {name} in {events:?}"))
+    }
+
+    fn classic() -> RuleSet {
+        RuleSet {
+            match_length: MatchLength::Hands(1),
+            ..Preset::Classic.rules()
+        }
+    }
+
+    #[test]
+    fn a_side_discard_returned_after_an_opening_is_noted_as_rolled_back() {
+        let mut table = written(classic());
+        let y13: Tile = "Y13".parse().unwrap();
+        play(&mut table, "a", Command::Discard { tile: y13 });
+        play(&mut table, "b", Command::TakeDiscard);
+        let melds = [
+            ["Y10", "Y11", "Y12", "Y13"].as_slice(),
+            &["R13", "B13", "K13"],
+            &["R9", "R10", "R11"],
+        ]
+        .iter()
+        .map(|m| m.iter().map(|t| t.parse().unwrap()).collect())
+        .collect();
+        let opened = play(&mut table, "b", Command::Open { melds });
+        assert!(
+            opened.iter().any(|e| e.name() == "HandOpened"),
+            "{opened:?}"
+        );
+        let returned = play(&mut table, "b", Command::ReturnDiscard);
+        assert!(noted(&returned, "SideDiscardReturned").rolled_back);
+
+        // Returned before any table change: not rolled back.
+        let mut table = written(classic());
+        play(&mut table, "a", Command::Discard { tile: y13 });
+        play(&mut table, "b", Command::TakeDiscard);
+        let returned = play(&mut table, "b", Command::ReturnDiscard);
+        assert!(!noted(&returned, "SideDiscardReturned").rolled_back);
+    }
+
+    #[test]
+    fn a_call_is_noted_with_the_tile_called() {
+        let mut rules = classic();
+        rules.playable_discard = okey_rules::PlayableDiscard::Called;
+        let mut table = written(rules);
+        let y13: Tile = "Y13".parse().unwrap();
+        play(&mut table, "a", Command::Discard { tile: y13 });
+        let called = play(&mut table, "b", Command::CallPlayable);
+        assert_eq!(noted(&called, "PlayableCalled").called, Some(y13));
+    }
+
+    #[test]
+    fn a_timeout_is_noted_with_the_expiries_in_a_row() {
+        let mut table = written(classic());
+        // Every seat times out in turn: the fifth is seat 0's second in a row.
+        for k in 0..5u8 {
+            let expected = k / 4 + 1;
+            let hand = table.hand.as_ref().unwrap();
+            let (seat, turn) = (hand.turn.seat, hand.turn.number);
+            let command = TableCommand::Server {
+                seat,
+                command: Command::Timeout,
+                turn: Some((table.hand_number, turn)),
+            };
+            let d = table.decide(&command, &[7; 32]).unwrap();
+            assert_eq!(
+                noted(&d.events, "TurnTimedOut").in_a_row,
+                Some(expected),
+                "seat {seat}"
+            );
+            for e in &d.events {
+                table.evolve(e);
+            }
+        }
+    }
+
+    #[test]
+    fn a_seat_left_during_the_match_goes_to_a_bot_and_only_its_player_takes_it_back() {
+        let mut table = seated();
+        let leave = |p: &str| TableCommand::Leave { player: p.into() };
+        let d = table.decide(&leave("b"), &[0; 32]).unwrap();
+        assert_eq!(
+            d.events,
+            vec![TableEvent::SeatLeft {
+                seat: 1,
+                player: "b".into(),
+                bot_substitute: true
+            }]
+        );
+        table.evolve(&d.events[0]);
+        assert_eq!(table.seat_of("b"), None);
+        assert!(table.bot_holds(1));
+        let join = |p: &str, seat| TableCommand::Join {
+            player: p.into(),
+            seat,
+            name: None,
+        };
+        assert_eq!(
+            table.decide(&join("z", Some(1)), &[0; 32]),
+            Err(TableError::TableFull)
+        );
+        assert_eq!(
+            table.decide(&join("b", Some(2)), &[0; 32]),
+            Err(TableError::SeatTaken(2))
+        );
+        let d = table.decide(&join("b", None), &[0; 32]).unwrap();
+        assert_eq!(
+            d.events,
+            vec![TableEvent::SeatTaken {
+                seat: 1,
+                player: "b".into(),
+                name: None,
+            }]
+        );
+        table.evolve(&d.events[0]);
+        assert_eq!(table.seat_of("b"), Some(1));
+        assert!(!table.bot_holds(1));
     }
 }

@@ -137,6 +137,7 @@ mod given_when_then {
         TableCommand::Join {
             player: player.into(),
             seat: None,
+            name: None,
         }
     }
 

@@ -276,6 +276,8 @@ impl Accounts {
             exp: expires_at.timestamp().max(0) as u64,
             nbf: iat,
             iat,
+            // A service has no display name.
+            name: None,
         };
         Ok((Secret::new(self.keys.sign(&claims)?), expires_at))
     }
@@ -694,6 +696,9 @@ impl Accounts {
             exp: access_expires_at.timestamp().max(0) as u64,
             nbf: iat,
             iat,
+            // Other services show the player by this name (the table at sit-down) without
+            // asking accounts; a new name reaches them with the next access token.
+            name: Some(account.display_name.clone()),
         };
         let access_token = self.keys.sign(&claims)?;
         let mut raw = [0u8; 32];

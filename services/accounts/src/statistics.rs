@@ -89,7 +89,7 @@ impl TableEvent {
                 Stored::TableCreated { seats, .. } => TableEvent::Seats(std::array::from_fn(|s| {
                     seats[s].as_deref().and_then(player_id)
                 })),
-                Stored::SeatTaken { seat, player } => TableEvent::Seat {
+                Stored::SeatTaken { seat, player, .. } => TableEvent::Seat {
                     seat: usize::from(seat) % 4,
                     player: player_id(&player),
                 },
@@ -416,6 +416,7 @@ mod tests {
                 hand_number: 1,
                 event,
                 first_meld: None,
+                noted: Default::default(),
             },
         };
         TableEvent::parse(&published(&stored)).expect(engine)

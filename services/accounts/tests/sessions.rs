@@ -67,6 +67,16 @@ async fn a_guest_upgrades_and_keeps_the_same_player_id() {
         .unwrap();
     assert_eq!(profile.name, account.name);
     assert_eq!(profile.display_name, "Ayşe");
+    // The token carries the display name, for the services that show the player to others.
+    use base64::Engine as _;
+    let payload = guest_session.access_token.split('.').nth(1).unwrap();
+    let claims: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(claims["name"], "Ayşe");
 
     let upgraded = client
         .upgrade_guest(bearer(

@@ -58,6 +58,14 @@ pub fn team_of(seat: Seat) -> u8 {
     seat % 2
 }
 
+/// True when a reader in `seat` may read a message sent to `channel`.
+pub fn readable(channel: Channel, seat: Seat) -> bool {
+    match channel {
+        Channel::Table => true,
+        Channel::Team(t) => t == team_of(seat),
+    }
+}
+
 /// One chat message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
@@ -97,7 +105,20 @@ pub enum ChatError {
     Redis(#[from] redis::RedisError),
     #[error("chat delivery: {0}")]
     Nats(String),
+    #[error("you no longer sit at this table")]
+    NotSeated,
+    #[error("who sits where: {0}")]
+    Seating(String),
 }
+
+/// Where the reader of a chat stream sits now (`None`: nowhere), asked before every message is
+/// sent, so a stream follows its reader's seat rather than the one it was opened from.
+pub type SeatNow = Arc<
+    dyn Fn() -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<Option<Seat>, String>> + Send>,
+        > + Send
+        + Sync,
+>;
 
 /// The text as it is sent: trimmed, 1 to `max` characters.
 pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
@@ -278,13 +299,17 @@ impl Chat {
         Ok(())
     }
 
-    /// The messages `seat` may read at `table`: kept ones first, then live ones, until the
-    /// receiver is dropped.
+    /// The messages the reader may read at `table`, kept ones first (as `seat`, where it sits
+    /// when the stream opens), then live ones, until the receiver is dropped. Every live message
+    /// is checked against where the reader sits when it arrives ([`SeatNow`]): a partner message
+    /// goes only to a reader in that team's seats then, and a reader who sits nowhere any more
+    /// gets [`ChatError::NotSeated`] and the stream ends.
     pub async fn watch(
         &self,
         table: Uuid,
         seat: Seat,
-    ) -> Result<mpsc::Receiver<ChatMessage>, ChatError> {
+        seat_now: SeatNow,
+    ) -> Result<mpsc::Receiver<Result<ChatMessage, ChatError>>, ChatError> {
         let team = Channel::Team(team_of(seat));
         let nats_error = |e: async_nats::SubscribeError| ChatError::Nats(e.to_string());
         let mut everyone = self
@@ -292,9 +317,10 @@ impl Chat {
             .subscribe(self.subject(table, Channel::Table))
             .await
             .map_err(nats_error)?;
-        let mut partners = self
+        // Both teams' subjects: the reader may change team while the stream is open.
+        let mut teams = self
             .nats
-            .subscribe(self.subject(table, team))
+            .subscribe(format!("{}.chat.{table}.team.*", self.subject_prefix))
             .await
             .map_err(nats_error)?;
         let sql = format!(
@@ -314,7 +340,7 @@ impl Chat {
             let mut seen = std::collections::HashSet::new();
             for m in kept {
                 seen.insert(m.id.clone());
-                if tx.send(m).await.is_err() {
+                if tx.send(Ok(m)).await.is_err() {
                     return;
                 }
             }
@@ -322,16 +348,30 @@ impl Chat {
                 let next = tokio::select! {
                     () = tx.closed() => return,
                     m = everyone.next() => m,
-                    m = partners.next() => m,
+                    m = teams.next() => m,
                 };
                 let Some(m) = next else { return };
                 let Ok(message) = serde_json::from_slice::<ChatMessage>(&m.payload) else {
                     continue;
                 };
-                if message.channel != Channel::Table && message.channel != team {
+                if !seen.insert(message.id.clone()) {
+                    continue;
+                }
+                let seat = match seat_now().await {
+                    Ok(Some(seat)) => seat,
+                    Ok(None) => {
+                        let _ = tx.send(Err(ChatError::NotSeated)).await;
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(ChatError::Seating(e))).await;
+                        return;
+                    }
+                };
+                if !readable(message.channel, seat) {
                     continue; // Never another team's.
                 }
-                if seen.insert(message.id.clone()) && tx.send(message).await.is_err() {
+                if tx.send(Ok(message)).await.is_err() {
                     return;
                 }
             }
@@ -390,5 +430,7 @@ mod tests {
         assert_eq!(team_of(0), team_of(2));
         assert_eq!(team_of(1), team_of(3));
         assert_ne!(team_of(0), team_of(1));
+        assert!(readable(Channel::Team(0), 2) && !readable(Channel::Team(0), 3));
+        assert!((0..4).all(|s| readable(Channel::Table, s)));
     }
 }

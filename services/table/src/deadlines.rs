@@ -718,6 +718,7 @@ mod tests {
         let wrong = TableEvent::Played {
             hand_number: 1,
             first_meld: None,
+            noted: Default::default(),
             event: Event::WrongOpening {
                 seat,
                 kind: okey_rules::OpenKind::Melds,

@@ -26,8 +26,8 @@ use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::{Code, Request, Response, Status};
 
 use crate::absence::{bot_level, bot_name};
-use crate::chat::{Chat, ChatError, ChatMessage};
-use crate::domain::{Admission, Origin, Shown, TableCommand, TableError, TableEvent};
+use crate::chat::{Chat, ChatError, ChatMessage, SeatNow};
+use crate::domain::{Admission, Noted, Origin, Shown, TableCommand, TableError, TableEvent};
 use crate::presence::{Presence, Presences, Seen};
 use crate::service::{Freshness, Outcome, PhaseName, ServiceError, Summary, Tables, Update};
 
@@ -36,16 +36,96 @@ pub const MAX_COMMAND_BYTES: usize = 4 * 1024;
 /// Largest message the server decodes at all.
 pub const MAX_MESSAGE_BYTES: usize = okey_platform::MAX_REQUEST_BYTES;
 
+/// Open WatchTable and WatchChat streams per caller in this process, and the most one caller
+/// may hold (`live.max_streams_per_caller`): a signed-in client cannot tie up the process with
+/// streams.
+#[derive(Clone)]
+pub struct StreamSlots {
+    open: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
+    max: u64,
+}
+
+/// One open stream of a caller; frees its slot when the stream is dropped.
+pub struct StreamSlot {
+    open: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
+    caller: String,
+}
+
+/// How long a caller refused a stream is told to wait (RetryInfo): about the time a client
+/// needs to notice one of its streams closed.
+const STREAM_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl StreamSlots {
+    pub fn new(max: u64) -> StreamSlots {
+        StreamSlots {
+            open: std::sync::Arc::default(),
+            max: max.max(1),
+        }
+    }
+
+    /// A slot for one more stream of `caller`, or RESOURCE_EXHAUSTED `too_many_streams` with
+    /// RetryInfo.
+    pub fn take(&self, caller: &str) -> Result<StreamSlot, Status> {
+        let mut open = self.open.lock().expect("stream slots lock");
+        let n = open.entry(caller.to_owned()).or_insert(0);
+        if *n >= self.max {
+            let max = self.max;
+            return Err(status::retry_after(
+                Reason::TooManyStreams,
+                STREAM_RETRY,
+                format!(
+                    "at most {max} WatchTable and WatchChat streams per caller are open at once: \
+                     close one and try again"
+                ),
+            ));
+        }
+        *n += 1;
+        Ok(StreamSlot {
+            open: self.open.clone(),
+            caller: caller.to_owned(),
+        })
+    }
+
+    /// Streams `caller` holds open now.
+    pub fn open(&self, caller: &str) -> u64 {
+        let open = self.open.lock().expect("stream slots lock");
+        open.get(caller).copied().unwrap_or(0)
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().expect("stream slots lock");
+        if let Some(n) = open.get_mut(&self.caller) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.caller);
+            }
+        }
+    }
+}
+
 /// The TableService implementation.
 #[derive(Clone)]
 pub struct TableApi {
     tables: Tables,
     live: Option<(Presences, Chat)>,
+    streams: StreamSlots,
 }
 
 impl TableApi {
     pub fn new(tables: Tables) -> Self {
-        TableApi { tables, live: None }
+        TableApi {
+            tables,
+            live: None,
+            streams: StreamSlots::new(u64::MAX),
+        }
+    }
+
+    /// With at most `max` open streams per caller.
+    pub fn with_stream_limit(mut self, max: u64) -> Self {
+        self.streams = StreamSlots::new(max);
+        self
     }
 
     /// With presence and chat (issue 7's live tables).
@@ -114,7 +194,11 @@ fn chat_status(error: ChatError) -> Status {
         e @ ChatError::NoPartners => {
             status::rule_violation(Reason::NoPartners, "partners", e.to_string())
         }
-        e @ (ChatError::Store(_) | ChatError::Redis(_) | ChatError::Nats(_)) => {
+        e @ ChatError::NotSeated => status::error(Reason::NotSeated, e.to_string()),
+        e @ (ChatError::Store(_)
+        | ChatError::Redis(_)
+        | ChatError::Nats(_)
+        | ChatError::Seating(_)) => {
             tracing::error!(error = %e, "chat failed");
             status::error(
                 Reason::DependencyUnavailable,
@@ -146,13 +230,15 @@ fn bot_level_from_proto(level: i32) -> okey_bots::Level {
     }
 }
 
-fn player_summary(occupant: &str) -> pb::PlayerSummary {
+/// A seat's occupant as others see it: a bot by its level, a person by the display name they
+/// sat down with (empty while the table has not learned it: never the player id).
+fn player_summary(occupant: &str, name: Option<&str>) -> pb::PlayerSummary {
     let bot = bot_level(occupant);
     pb::PlayerSummary {
         player: occupant.to_owned(),
         display_name: match bot {
             Some(level) => format!("{level} bot"),
-            None => occupant.trim_start_matches("players/").to_owned(),
+            None => name.unwrap_or_default().to_owned(),
         },
         avatar_ref: String::new(),
         bot: bot.is_some(),
@@ -193,6 +279,10 @@ fn status_of(error: ServiceError) -> Status {
             status::error(Reason::VersionConflict, e.to_string())
         }
         e @ ServiceError::VersionAhead { .. } => status::error(Reason::VersionAhead, e.to_string()),
+        e @ ServiceError::StoredAnswer => status::error(
+            Reason::StoredAnswerUnreadable,
+            format!("{e}; the request was handled once and is not played again"),
+        ),
         ServiceError::Store(e) => {
             tracing::error!(error = %e, "event store failed");
             status::error(
@@ -214,7 +304,6 @@ fn table_reason(error: &TableError) -> Reason {
         TableError::TableFull => Reason::TableFull,
         TableError::NotStarted => Reason::MatchNotStarted,
         TableError::MatchOver => Reason::MatchOver,
-        TableError::MatchInProgress => Reason::MatchInProgress,
         TableError::ServerOnly => Reason::ServerOnly,
         TableError::NotBotSeat(_) => Reason::NotBotSeat,
         TableError::StaleTimeout => Reason::StaleTimeout,
@@ -621,6 +710,12 @@ fn opening_kind(kind: Option<OpenKind>) -> i32 {
     kind as i32
 }
 
+/// The match played at a table: a match is one table (`okey_rules::matches`), so it is named by
+/// the table's UUID, `matches/{table}`.
+fn match_name(table_id: &str) -> String {
+    format!("matches/{table_id}")
+}
+
 fn table_to_proto(s: &Summary) -> pb::Table {
     pb::Table {
         name: format!("tables/{}", s.table_id),
@@ -628,7 +723,9 @@ fn table_to_proto(s: &Summary) -> pb::Table {
         seats: (0..4)
             .map(|i| pb::SeatSummary {
                 seat: i as i32,
-                player: s.seats[i].as_deref().map(player_summary),
+                player: s.seats[i]
+                    .as_deref()
+                    .map(|p| player_summary(p, s.names[i].as_deref())),
                 presence: pb::Presence::Unspecified as i32,
                 rack_count: s.rack_counts[i] as i32,
                 opened: opening_kind(s.opened[i]),
@@ -643,7 +740,7 @@ fn table_to_proto(s: &Summary) -> pb::Table {
         } as i32,
         hand_number: s.hand_number as i32,
         version: s.version as i64,
-        r#match: String::new(),
+        r#match: match_name(&s.table_id),
         create_time: s
             .created_at
             .and_then(DateTime::from_timestamp_millis)
@@ -708,13 +805,17 @@ fn view_in(outcome: &Outcome, form: pb::SeatViewForm) -> pb::SeatView {
         hand_number: s.hand_number as i32,
         ..Default::default()
     };
-    let Some(v) = &outcome.view else {
-        return out;
+    // A spectator's view is the public one: everything but a rack, and neither the engine form
+    // (whose `seat` would name a seat the caller does not hold) nor a seat's thresholds.
+    let (v, seated) = match (&outcome.view, &outcome.public) {
+        (Some(v), _) => (v, true),
+        (None, Some(v)) => (v, false),
+        (None, None) => return out,
     };
     let seat = v.seat as usize;
     out.phase = phase_of(v) as i32;
     out.turn_seat = v.turn_seat as i32;
-    if form != pb::SeatViewForm::Typed {
+    if seated && form != pb::SeatViewForm::Typed {
         out.engine_view = serde_json::to_string(v).expect("views serialize");
     }
     if form == pb::SeatViewForm::Engine {
@@ -739,6 +840,13 @@ fn view_in(outcome: &Outcome, form: pb::SeatViewForm) -> pb::SeatView {
         })
         .collect();
     out.pile_count = v.pile_count as i32;
+    if !seated {
+        out.side_discard = v
+            .side_discard
+            .map(|t| t.name().to_owned())
+            .unwrap_or_default();
+        return out;
+    }
     out.meld_threshold = v.meld_threshold[seat] as i32;
     out.pair_threshold = v.pair_threshold[seat] as i32;
     if let TakenView::SideDiscard { tile, used: false } = v.taken
@@ -777,8 +885,20 @@ fn penalty_to_proto(seat: Seat, points: i32, reason: okey_rules::PenaltyReason) 
     }
 }
 
-/// An event as the viewer sees it, on the wire.
-pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
+/// An event the wire has no form for (a deal not shown through `Shown::Dealt`, an engine event
+/// the table stores in its own form): a stored event this build does not read as it expects.
+/// INTERNAL `unexpected_event`, never a panic of the call.
+fn unexpected_event(what: &str) -> Status {
+    tracing::error!(event = what, "an event has no wire form here");
+    status::error(
+        Reason::UnexpectedEvent,
+        "the server cannot show a stored event; retry later",
+    )
+}
+
+/// An event of table `table_id` (its UUID as text) as the viewer sees it, on the wire.
+pub fn event_to_proto(shown: &Shown, table_id: &str) -> Result<pb::TableEvent, Status> {
+    let match_name = match_name(table_id);
     use pb::table_event::Event as E;
     let e = match shown {
         Shown::Dealt {
@@ -810,9 +930,9 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
                 members: admission.members.clone(),
                 spectators_allowed: admission.spectators,
             }),
-            TableEvent::SeatTaken { seat, player } => E::SeatTaken(pb::SeatTaken {
+            TableEvent::SeatTaken { seat, player, name } => E::SeatTaken(pb::SeatTaken {
                 seat: *seat as i32,
-                player: Some(player_summary(player)),
+                player: Some(player_summary(player, name.as_deref())),
             }),
             TableEvent::SeatHandedToBot { seat, player } => {
                 E::SeatHandedToBot(pb::SeatHandedToBot {
@@ -824,14 +944,21 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
                 seat: *seat as i32,
                 player: player.clone(),
             }),
-            TableEvent::SeatLeft { seat, .. } => E::SeatLeft(pb::SeatLeft {
+            TableEvent::SeatLeft {
+                seat,
+                bot_substitute,
+                ..
+            } => E::SeatLeft(pb::SeatLeft {
                 seat: *seat as i32,
-                bot_substitute: false,
+                bot_substitute: *bot_substitute,
             }),
-            TableEvent::HandDealt { .. } => unreachable!("deals are shown as Dealt"),
+            TableEvent::HandDealt { .. } => return Err(unexpected_event("HandDealt")),
             TableEvent::Played {
-                event, first_meld, ..
-            } => played_to_proto(event, first_meld.unwrap_or(0)),
+                event,
+                first_meld,
+                noted,
+                ..
+            } => played_to_proto(event, first_meld.unwrap_or(0), noted)?,
             TableEvent::HandEnded {
                 hand_number,
                 end,
@@ -859,14 +986,18 @@ pub fn event_to_proto(shown: &Shown) -> pb::TableEvent {
             TableEvent::MatchEnded { totals, winners } => E::MatchEnded(pb::MatchEnded {
                 totals: totals.iter().map(|t| *t as i32).collect(),
                 winners: winners.iter().map(|s| *s as i32).collect(),
-                r#match: String::new(),
+                r#match: match_name,
             }),
         },
     };
-    pb::TableEvent { event: Some(e) }
+    Ok(pb::TableEvent { event: Some(e) })
 }
 
-fn played_to_proto(event: &Event, first_meld: usize) -> pb::table_event::Event {
+fn played_to_proto(
+    event: &Event,
+    first_meld: usize,
+    noted: &Noted,
+) -> Result<pb::table_event::Event, Status> {
     use pb::table_event::Event as E;
     let melds = |ms: &[TableMeld]| {
         ms.iter()
@@ -874,9 +1005,9 @@ fn played_to_proto(event: &Event, first_meld: usize) -> pb::table_event::Event {
             .map(|(i, m)| meld_to_proto(first_meld + i, m))
             .collect()
     };
-    match event {
+    Ok(match event {
         Event::HandStarted { .. } | Event::HandEnded { .. } => {
-            unreachable!("stored as HandDealt / table HandEnded")
+            return Err(unexpected_event(event.name()));
         }
         Event::TileDrawn { seat, tile } => E::TileDrawn(pb::TileDrawn {
             seat: *seat as i32,
@@ -890,7 +1021,7 @@ fn played_to_proto(event: &Event, first_meld: usize) -> pb::table_event::Event {
             E::SideDiscardReturned(pb::SideDiscardReturned {
                 seat: *seat as i32,
                 tile: tile.to_string(),
-                rolled_back: false,
+                rolled_back: noted.rolled_back,
             })
         }
         Event::TableRolledBack { seat, voided } => E::TableRolledBack(pb::TableRolledBack {
@@ -953,12 +1084,15 @@ fn played_to_proto(event: &Event, first_meld: usize) -> pb::table_event::Event {
         }),
         Event::PlayableCalled { seat, fits } => E::PlayableCalled(pb::PlayableCalled {
             seat: *seat as i32,
-            tile: String::new(),
+            tile: noted
+                .called
+                .map(|t| t.name().to_owned())
+                .unwrap_or_default(),
             fitted: *fits,
         }),
         Event::TurnTimedOut { seat } => E::TurnTimedOut(pb::TurnTimedOut {
             seat: *seat as i32,
-            in_a_row: 0,
+            in_a_row: noted.in_a_row.map_or(0, i32::from),
         }),
         Event::PenaltyCharged {
             seat,
@@ -971,7 +1105,7 @@ fn played_to_proto(event: &Event, first_meld: usize) -> pb::table_event::Event {
         Event::HandCancelled { voided } => E::HandCancelled(pb::HandCancelled {
             voided_penalties: voided.iter().map(|v| *v as i32).collect(),
         }),
-    }
+    })
 }
 
 fn penalties_of(events: &[(u64, Shown)]) -> Vec<pb::Penalty> {
@@ -1095,11 +1229,18 @@ impl TableService for TableApi {
         request: Request<pb::JoinSeatRequest>,
     ) -> Result<Response<pb::JoinSeatResponse>, Status> {
         let caller = caller(&request)?;
+        // Shown to the other players as is: accounts checked it (1-24 characters) when it
+        // signed the token.
+        let name = request
+            .extensions()
+            .get::<Caller>()
+            .and_then(|c| c.name.clone());
         let r = request.into_inner();
         let id = table_id(&r.table, "table")?;
         let rid = request_id(&r.request_id)?;
         let seat = r.seat.map(|s| seat_arg(s, "seat")).transpose()?;
         let command = TableCommand::Join {
+            name,
             player: caller.clone(),
             seat,
         };
@@ -1170,7 +1311,6 @@ impl TableService for TableApi {
             .expected_version
             .map(|v| version_arg(v, "expected_version"))
             .transpose()?;
-        self.seen(id, &caller);
         let submitted = self
             .tables
             .submit(
@@ -1185,6 +1325,13 @@ impl TableService for TableApi {
                 trace(),
             )
             .await;
+        // The player showed up at a table that exists and where they sit (a command the rules
+        // refused counts): never a presence record for an unknown table or a stranger.
+        match &submitted {
+            Ok(outcome) if outcome.seat.is_some() => self.seen(id, &caller),
+            Err(ServiceError::Table(TableError::Rule(_))) => self.seen(id, &caller),
+            _ => {}
+        }
         if let Err(ServiceError::Table(TableError::Rule(_))) = &submitted {
             // Refused, but the player is back: a bot holding the seat gives it up.
             let _ = self.tables.reclaim(id, &caller).await;
@@ -1196,8 +1343,8 @@ impl TableService for TableApi {
             events: outcome
                 .events
                 .iter()
-                .map(|(_, shown)| event_to_proto(shown))
-                .collect(),
+                .map(|(_, shown)| event_to_proto(shown, &outcome.summary.table_id))
+                .collect::<Result<_, _>>()?,
             view: Some(view_in(&outcome, form)),
         }))
     }
@@ -1239,6 +1386,7 @@ impl TableService for TableApi {
         let r = request.into_inner();
         let id = table_id(&r.table, "table")?;
         let after = version_arg(r.after_version, "after_version")?;
+        let slot = self.streams.take(&caller)?;
         match self.tables.reclaim(id, &caller).await {
             Ok(()) | Err(ServiceError::Table(_)) => {}
             Err(e) => return Err(status_of(e)),
@@ -1255,8 +1403,9 @@ impl TableService for TableApi {
             .as_ref()
             .map(|(presences, _)| presences.streaming(id, &caller));
         use tonic::codegen::tokio_stream::StreamExt;
+        let table_text = id.to_string();
         let stream = ReceiverStream::new(rx).map(move |update| {
-            let _open = &presence;
+            let _open = (&presence, &slot);
             let update = update.map_err(status_of)?;
             let (version, time, kind) = match update {
                 Update::Snapshot(outcome) => (
@@ -1271,7 +1420,7 @@ impl TableService for TableApi {
                 } => (
                     version,
                     Some(timestamp(time)),
-                    pb::table_update::Kind::Event(event_to_proto(&shown)),
+                    pb::table_update::Kind::Event(event_to_proto(&shown, &table_text)?),
                 ),
                 Update::Heartbeat { version } => (
                     version,
@@ -1375,17 +1524,64 @@ impl TableService for TableApi {
         let caller = caller(&request)?;
         let id = table_id(&request.get_ref().table, "table")?;
         let (_, chat) = self.live()?;
-        let table = self.tables.state(id).await.map_err(status_of)?;
-        let seat = table
-            .seat_of(&caller)
+        let slot = self.streams.take(&caller)?;
+        let seat = self
+            .tables
+            .seat_of(id, &caller)
+            .await
+            .map_err(status_of)?
             .ok_or_else(|| status_of(TableError::NotSeated.into()))?;
-        let rx = chat.watch(id, seat).await.map_err(chat_status)?;
+        let tables = self.tables.clone();
+        let seat_now: SeatNow = std::sync::Arc::new(move || {
+            let (tables, caller) = (tables.clone(), caller.clone());
+            Box::pin(async move { tables.seat_of(id, &caller).await.map_err(|e| e.to_string()) })
+        });
+        let rx = chat.watch(id, seat, seat_now).await.map_err(chat_status)?;
         use tonic::codegen::tokio_stream::StreamExt;
-        let stream = ReceiverStream::new(rx).map(|m| {
+        let stream = ReceiverStream::new(rx).map(move |m| {
+            let _open = &slot;
             Ok(pb::WatchChatResponse {
-                message: Some(chat_to_proto(&m)),
+                message: Some(chat_to_proto(&m.map_err(chat_status)?)),
             })
         });
         Ok(Response::new(Box::pin(stream)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_without_a_wire_form_is_internal_not_a_panic() {
+        let deal = Shown::Public {
+            event: TableEvent::HandDealt {
+                hand_number: 1,
+                first: 0,
+                indicator: "R1".parse().unwrap(),
+                seed_sha256: String::new(),
+            },
+        };
+        let e = event_to_proto(&deal, "t").unwrap_err();
+        assert_eq!(e.code(), Code::Internal);
+        let ended = Shown::Public {
+            event: TableEvent::Played {
+                hand_number: 1,
+                event: Event::HandEnded {
+                    end: okey_rules::HandEnd {
+                        outcome: HandOutcome::PileEmpty,
+                        winner: None,
+                        multiplier: 1,
+                        scores: [0; 4],
+                    },
+                },
+                first_meld: None,
+                noted: Default::default(),
+            },
+        };
+        assert_eq!(
+            event_to_proto(&ended, "t").unwrap_err().code(),
+            Code::Internal
+        );
     }
 }

@@ -28,8 +28,9 @@ pub const MAX_ATTEMPTS: usize = 8;
 const PAGE: i64 = 500;
 /// A quiet update stream gets a heartbeat this often.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
-/// A stream re-reads the store at least this often, in case a wake-up was missed.
-const RECHECK: Duration = Duration::from_secs(1);
+/// A stream re-reads the store at least this often, in case a wake-up was missed, unless set
+/// otherwise (`live.stream_recheck_ms`).
+pub const DEFAULT_RECHECK: Duration = Duration::from_secs(1);
 
 /// Why a call failed. The grpc module maps each to one status.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,8 @@ pub enum ServiceError {
     VersionAhead { asked: u64, actual: u64 },
     #[error("event store: {0}")]
     Store(#[from] sqlx::Error),
+    #[error("the stored answer to this request cannot be read")]
+    StoredAnswer,
 }
 
 /// What anyone may know about a table at a version.
@@ -57,6 +60,9 @@ pub struct Summary {
     pub table_id: String,
     pub rules: RuleSet,
     pub seats: [Option<String>; 4],
+    /// Display names of the seated players (see [`Table::names`]).
+    #[serde(default)]
+    pub names: [Option<String>; 4],
     pub phase: PhaseName,
     pub hand_number: u32,
     pub version: u64,
@@ -92,6 +98,10 @@ pub struct Outcome {
     pub events: Vec<(u64, Shown)>,
     /// The caller's view of the current hand.
     pub view: Option<SeatView>,
+    /// For a caller who sits nowhere (a spectator) reading a table: the current hand as anyone
+    /// at the table sees it, with no rack (see [`Table::public_view`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public: Option<SeatView>,
 }
 
 /// What `handled_commands.response` holds: enough to give a retry the first answer.
@@ -143,6 +153,42 @@ struct Entry {
     created_at: Option<DateTime<Utc>>,
 }
 
+/// A locked cache slot (see [`Tables::lock_entry`]).
+struct EntryGuard {
+    guard: tokio::sync::OwnedMutexGuard<Entry>,
+    slot: Arc<tokio::sync::Mutex<Entry>>,
+    cache: Arc<Mutex<HashMap<Uuid, Cached>>>,
+    table_id: Uuid,
+}
+
+impl std::ops::Deref for EntryGuard {
+    type Target = Entry;
+    fn deref(&self) -> &Entry {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for EntryGuard {
+    fn deref_mut(&mut self) -> &mut Entry {
+        &mut self.guard
+    }
+}
+
+impl Drop for EntryGuard {
+    fn drop(&mut self) {
+        if self.guard.table.is_some() {
+            return;
+        }
+        let mut cache = self.cache.lock().expect("cache lock");
+        if cache
+            .get(&self.table_id)
+            .is_some_and(|c| Arc::ptr_eq(&c.entry, &self.slot))
+        {
+            cache.remove(&self.table_id);
+        }
+    }
+}
+
 /// A table in memory, and when it was last asked about.
 struct Cached {
     entry: Arc<tokio::sync::Mutex<Entry>>,
@@ -185,6 +231,9 @@ impl TableMetrics {
     }
 }
 
+/// Most tables held in memory unless set otherwise (`live.max_cached_tables`).
+pub const DEFAULT_MAX_CACHED: usize = 10_000;
+
 /// A table nobody asked about for this long leaves memory ([`Tables::evict_idle`]).
 pub const IDLE_TABLE: Duration = Duration::from_secs(30 * 60);
 
@@ -225,6 +274,10 @@ pub struct Tables {
     outbox: Outbox,
     /// Told after every append here (turn deadlines and bot moves, `deadlines`).
     observer: Option<Arc<dyn AppendObserver>>,
+    /// Most tables held in memory (`live.max_cached_tables`).
+    max_cached: usize,
+    /// How often a quiet update stream reads the store (`live.stream_recheck_ms`).
+    recheck: Duration,
 }
 
 fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> Summary {
@@ -233,6 +286,7 @@ fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime<Utc>>) -> 
         table_id: table_id.to_string(),
         rules: table.rules.clone(),
         seats: table.seats.clone(),
+        names: table.names.clone(),
         phase: match table.phase {
             Phase::Waiting => PhaseName::Waiting,
             Phase::Playing => PhaseName::Playing,
@@ -260,7 +314,21 @@ impl Tables {
             feeds: Arc::default(),
             outbox,
             observer: None,
+            max_cached: DEFAULT_MAX_CACHED,
+            recheck: DEFAULT_RECHECK,
         }
+    }
+
+    /// A quiet update stream reads the store every `recheck` (at least a millisecond).
+    pub fn with_stream_recheck(mut self, recheck: Duration) -> Tables {
+        self.recheck = recheck.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Holds at most `max` tables in memory (at least one).
+    pub fn with_max_cached(mut self, max: usize) -> Tables {
+        self.max_cached = max.max(1);
+        self
     }
 
     /// Tells `observer` about every append this process makes.
@@ -271,10 +339,16 @@ impl Tables {
 
     /// The table's state now (caught up with the store), for the server's own plays.
     pub async fn state(&self, table_id: Uuid) -> Result<Table, ServiceError> {
-        let entry = self.entry(table_id);
-        let mut entry = entry.lock().await;
+        let mut entry = self.lock_entry(table_id).await;
         self.catch_up(table_id, &mut entry).await?;
         Ok(entry.table.clone().expect("caught up"))
+    }
+
+    /// Where `actor` sits at the table now (caught up with the store).
+    pub async fn seat_of(&self, table_id: Uuid, actor: &str) -> Result<Option<Seat>, ServiceError> {
+        let mut entry = self.lock_entry(table_id).await;
+        self.catch_up(table_id, &mut entry).await?;
+        Ok(entry.table.as_ref().and_then(|t| t.seat_of(actor)))
     }
 
     pub fn store(&self) -> &Store {
@@ -327,17 +401,55 @@ impl Tables {
         }
     }
 
+    /// The table's cache slot, locked. A slot made for a table the store does not hold (nothing
+    /// was folded into it) leaves the cache when the guard drops, so an unknown table id costs
+    /// nothing that outlives the call.
+    async fn lock_entry(&self, table_id: Uuid) -> EntryGuard {
+        let slot = self.entry(table_id);
+        EntryGuard {
+            guard: slot.clone().lock_owned().await,
+            slot,
+            cache: self.cache.clone(),
+            table_id,
+        }
+    }
+
     fn entry(&self, table_id: Uuid) -> Arc<tokio::sync::Mutex<Entry>> {
         let mut cache = self.cache.lock().expect("cache lock");
-        let cached = cache.entry(table_id).or_insert_with(|| Cached {
-            entry: Arc::new(tokio::sync::Mutex::new(Entry {
-                table: None,
-                created_at: None,
-            })),
-            used: Instant::now(),
-        });
-        cached.used = Instant::now();
-        cached.entry.clone()
+        let now = Instant::now();
+        if let Some(cached) = cache.get_mut(&table_id) {
+            cached.used = now;
+            return cached.entry.clone();
+        }
+        let entry = Arc::new(tokio::sync::Mutex::new(Entry {
+            table: None,
+            created_at: None,
+        }));
+        cache.insert(
+            table_id,
+            Cached {
+                entry: entry.clone(),
+                used: now,
+            },
+        );
+        if cache.len() > self.max_cached {
+            // Full: the table asked about longest ago that no call is using leaves (a later
+            // call folds it from the store again). Its feed stays while a stream follows it.
+            let oldest = cache
+                .iter()
+                .filter(|(_, c)| Arc::strong_count(&c.entry) == 1)
+                .min_by_key(|(_, c)| c.used)
+                .map(|(id, _)| *id);
+            if let Some(id) = oldest {
+                cache.remove(&id);
+                drop(cache);
+                let mut feeds = self.feeds.lock().expect("feeds lock");
+                if feeds.get(&id).is_some_and(|f| Arc::strong_count(f) == 1) {
+                    feeds.remove(&id);
+                }
+            }
+        }
+        entry
     }
 
     /// Drops the tables nobody asked about for `idle` and nobody is using now (a match left
@@ -422,13 +534,14 @@ impl Tables {
             seeds.insert(n, seed);
         }
         let table = Table::replay(&decision.events, seeds);
-        let outcome = Outcome {
-            summary: summary(&table, table_id, Some(Utc::now())),
-            seat: table.seat_of(actor),
-            events: Vec::new(),
-            view: None,
+        // Like any command's, the answer is rebuilt from the store on a retry: the creation time
+        // is the stored one, which this process learns only from the append.
+        let answer = Answer::Versions {
+            first: 1,
+            last: table.version,
+            viewer: table.seat_of(actor),
         };
-        let response = serde_json::to_vec(&outcome).expect("outcomes serialize");
+        let response = serde_json::to_vec(&answer).expect("answers serialize");
         let metadata = Metadata {
             actor: actor.to_owned(),
             trace,
@@ -452,6 +565,14 @@ impl Tables {
                 if let Some(observer) = &self.observer {
                     observer.appended(table_id, &table, &decision.events);
                 }
+                let created_at = stored.first().map(|e| e.recorded_at);
+                let outcome = Outcome {
+                    summary: summary(&table, table_id, created_at),
+                    seat: table.seat_of(actor),
+                    events: Vec::new(),
+                    view: None,
+                    public: None,
+                };
                 self.outbox.queue(stored);
                 Ok(outcome)
             }
@@ -477,8 +598,7 @@ impl Tables {
         trace: BTreeMap<String, String>,
     ) -> Result<Outcome, ServiceError> {
         let key = request_key(actor, request_id);
-        let entry = self.entry(table_id);
-        let mut entry = entry.lock().await;
+        let mut entry = self.lock_entry(table_id).await;
         if entry.table.is_none() {
             self.catch_up(table_id, &mut entry).await?;
         }
@@ -618,7 +738,10 @@ impl Tables {
         let Some(stored) = self.store.handled(table_id, key).await? else {
             return Ok(None);
         };
-        let answer: Answer = serde_json::from_slice(&stored).expect("stored answers decode");
+        let answer: Answer = serde_json::from_slice(&stored).map_err(|e| {
+            tracing::error!(%table_id, error = %e, "a stored answer does not decode");
+            ServiceError::StoredAnswer
+        })?;
         let (first, last, viewer) = match answer {
             Answer::Outcome(outcome) => return Ok(Some(*outcome)),
             Answer::Versions {
@@ -656,8 +779,7 @@ impl Tables {
         key: &str,
         actor: &str,
     ) -> Result<Option<Outcome>, ServiceError> {
-        let entry = self.entry(table_id);
-        let mut entry = entry.lock().await;
+        let mut entry = self.lock_entry(table_id).await;
         self.answered(table_id, key, actor, &mut entry).await
     }
 
@@ -706,8 +828,7 @@ impl Tables {
         actor: &str,
         freshness: Freshness,
     ) -> Result<Outcome, ServiceError> {
-        let entry = self.entry(table_id);
-        let mut entry = entry.lock().await;
+        let mut entry = self.lock_entry(table_id).await;
         let held = match freshness {
             Freshness::Latest => false,
             Freshness::AtLeast(version) => entry
@@ -727,13 +848,11 @@ impl Tables {
                 actual: table.version,
             });
         }
-        Ok(outcome_of(
-            table,
-            table_id,
-            entry.created_at,
-            actor,
-            Vec::new(),
-        ))
+        let mut outcome = outcome_of(table, table_id, entry.created_at, actor, Vec::new());
+        if outcome.seat.is_none() {
+            outcome.public = table.public_view();
+        }
+        Ok(outcome)
     }
 
     /// Legal commands and hints for `actor`'s seat in the current hand.
@@ -742,8 +861,7 @@ impl Tables {
         table_id: Uuid,
         actor: &str,
     ) -> Result<(u64, Option<okey_rules::hints::Hints>), ServiceError> {
-        let entry = self.entry(table_id);
-        let mut entry = entry.lock().await;
+        let mut entry = self.lock_entry(table_id).await;
         self.catch_up(table_id, &mut entry).await?;
         let table = entry.table.as_ref().expect("caught up");
         let seat = table.seat_of(actor).ok_or(TableError::NotSeated)?;
@@ -758,6 +876,12 @@ impl Tables {
     /// Streams `actor`'s updates after `after_version`: a snapshot first when it is 0, then every
     /// stored event as the caller may see it (replayed from the store, then live), heartbeats
     /// when quiet. Ends when the receiver is dropped.
+    ///
+    /// Each event is shown as the seat `actor` holds at that event's version, not at the
+    /// stream's start: a caller who leaves their seat goes on watching as a spectator (no rack,
+    /// no draw, no deal of whoever sits there next), and one who sits down again sees that
+    /// seat's own tiles from then on. A version the table has not reached is
+    /// [`ServiceError::VersionAhead`].
     pub async fn watch(
         &self,
         table_id: Uuid,
@@ -765,7 +889,22 @@ impl Tables {
         after_version: u64,
     ) -> Result<mpsc::Receiver<Result<Update, ServiceError>>, ServiceError> {
         let first = self.read(table_id, actor).await?;
-        let seat = first.seat;
+        let now = first.summary.version;
+        if after_version > now {
+            return Err(ServiceError::VersionAhead {
+                asked: after_version,
+                actual: now,
+            });
+        }
+        // Who sits where at the version the stream goes on from.
+        let mut seats = first.summary.seats.clone();
+        if after_version != 0 && after_version != now {
+            seats = Default::default();
+            for e in self.store.seating(table_id, after_version).await? {
+                e.event.reseat(&mut seats);
+            }
+        }
+        let actor = actor.to_owned();
         let (tx, rx) = mpsc::channel(64);
         let tables = self.clone();
         let feed = self.feed(table_id);
@@ -784,8 +923,12 @@ impl Tables {
             }
             let mut seeds = BTreeMap::new();
             let mut quiet = Duration::ZERO;
-            // After a quiet RECHECK the store is read whatever memory says (a wake-up from
-            // another replica may have been missed).
+            // After a quiet `recheck` the store is read whatever memory says (a wake-up from
+            // another replica may have been missed). The stream wakes every `tick` to count
+            // towards both that and the heartbeat.
+            let recheck = tables.recheck;
+            let tick = recheck.min(HEARTBEAT);
+            let mut unread = Duration::ZERO;
             let mut read_store = false;
             loop {
                 latest.borrow_and_update();
@@ -812,6 +955,11 @@ impl Tables {
                     }
                 }
                 for e in &events {
+                    e.event.reseat(&mut seats);
+                    let seat = seats
+                        .iter()
+                        .position(|p| p.as_deref() == Some(actor.as_str()))
+                        .map(|s| s as Seat);
                     let shown = show(&e.event, seat, |n| seeds.get(&n).copied());
                     let update = Update::Event {
                         version: e.version,
@@ -829,10 +977,14 @@ impl Tables {
                 }
                 tokio::select! {
                     () = tx.closed() => return,
-                    changed = tokio::time::timeout(RECHECK, latest.changed()) => {
+                    changed = tokio::time::timeout(tick, latest.changed()) => {
                         if changed.is_err() {
-                            read_store = true;
-                            quiet += RECHECK;
+                            unread += tick;
+                            if unread >= recheck {
+                                unread = Duration::ZERO;
+                                read_store = true;
+                            }
+                            quiet += tick;
                             if quiet >= HEARTBEAT {
                                 quiet = Duration::ZERO;
                                 if tx.send(Ok(Update::Heartbeat { version: sent })).await.is_err() {
@@ -909,6 +1061,7 @@ fn outcome_of(
         seat,
         events,
         view: seat.and_then(|s| table.seat_view(s)),
+        public: None,
     }
 }
 
@@ -963,6 +1116,7 @@ mod tests {
             event: TableEvent::SeatTaken {
                 seat: (version % 4) as Seat,
                 player: format!("players/p{version}"),
+                name: None,
             },
             metadata: Metadata::default(),
             recorded_at: Utc::now(),

@@ -109,7 +109,10 @@ impl Application {
         let (outbox, outbox_queue) = Outbox::new();
         let deadlines = Deadlines::new(redis.clone(), key_prefix, clock.clone());
         let (live, live_tasks) = Live::new(deadlines, settings.live.clone());
-        let tables = Tables::new(store.clone(), outbox).with_observer(Arc::new(live.clone()));
+        let tables = Tables::new(store.clone(), outbox)
+            .with_observer(Arc::new(live.clone()))
+            .with_max_cached(usize::try_from(settings.live.max_cached_tables).unwrap_or(usize::MAX))
+            .with_stream_recheck(Duration::from_millis(settings.live.stream_recheck_ms));
         let presences = Presences::new(
             redis.clone(),
             key_prefix,
@@ -151,8 +154,12 @@ impl Application {
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),
         ];
-        let api = TableServiceServer::new(TableApi::new(tables.clone()).with_live(presences, chat))
-            .max_decoding_message_size(MAX_MESSAGE_BYTES);
+        let api = TableServiceServer::new(
+            TableApi::new(tables.clone())
+                .with_live(presences, chat)
+                .with_stream_limit(settings.live.max_streams_per_caller),
+        )
+        .max_decoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Application {
             host: host
                 .add_api(api)

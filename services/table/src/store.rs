@@ -272,6 +272,26 @@ impl Store {
         load_after(&self.pool, table_id, after, limit).await
     }
 
+    /// The events of a table up to `version` that change who sits where (`TableCreated`,
+    /// `SeatTaken`, `SeatLeft`), in version order: the seating at a version without reading the
+    /// play in between.
+    pub async fn seating(
+        &self,
+        table_id: Uuid,
+        version: u64,
+    ) -> Result<Vec<Recorded>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT position, event_id, stream_id, version, payload, metadata, recorded_at \
+             FROM events WHERE stream_id = $1 AND version <= $2 \
+             AND event_type IN ('TableCreated', 'SeatTaken', 'SeatLeft') ORDER BY version",
+        )
+        .bind(stream_id(table_id))
+        .bind(version as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(decode).collect()
+    }
+
     /// The stored deal seeds of a table.
     pub async fn seeds(&self, table_id: Uuid) -> Result<BTreeMap<u32, Seed>, sqlx::Error> {
         let rows = sqlx::query("SELECT hand_number, seed FROM hand_seeds WHERE stream_id = $1")

@@ -164,6 +164,22 @@ async fn three_expiries_in_a_row_hand_the_seat_to_a_bot_and_the_next_command_tak
     )
     .await;
     assert_eq!(count(&events, is_timeout), 3);
+    // Each timeout says how many in a row it is, on the wire too.
+    let in_a_row: Vec<i32> = events
+        .iter()
+        .filter(|e| is_timeout(&e.event))
+        .map(|e| {
+            let shown = table::domain::show(&e.event, None, |_| None);
+            match table::grpc::event_to_proto(&shown, &e.table_id.to_string())
+                .unwrap()
+                .event
+            {
+                Some(pb::table_event::Event::TurnTimedOut(t)) => t.in_a_row,
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    assert_eq!(in_a_row, vec![1, 2, 3]);
     let handed = events
         .iter()
         .find(|e| matches!(e.event, TableEvent::SeatHandedToBot { .. }))

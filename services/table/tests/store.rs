@@ -16,6 +16,7 @@ fn seat_taken(seat: u8) -> TableEvent {
     TableEvent::SeatTaken {
         seat,
         player: format!("players/p{seat}"),
+        name: None,
     }
 }
 

@@ -399,7 +399,12 @@ pub fn check_received(events: &[Recorded], seeds: &BTreeMap<u32, Seed>, received
         for (version, ev) in &got.events {
             let stored = &events[*version as usize - 1].event;
             let shown = show(stored, Some(seat), |n| seeds.get(&n).copied());
-            assert_eq!(ev, &event_to_proto(&shown), "seat {seat} event {version}");
+            assert_eq!(
+                ev,
+                &event_to_proto(&shown, &events[*version as usize - 1].table_id.to_string())
+                    .unwrap(),
+                "seat {seat} event {version}"
+            );
             match &ev.event {
                 Some(pb::table_event::Event::TileDrawn(d)) if d.seat != seat as i32 => {
                     assert!(d.tile.is_empty(), "seat {seat} saw seat {}'s draw", d.seat)
