@@ -1386,13 +1386,14 @@ impl TableService for TableApi {
         let r = request.into_inner();
         let id = table_id(&r.table, "table")?;
         let after = version_arg(r.after_version, "after_version")?;
-        let slot = self.streams.take(&caller)?;
         match self.tables.reclaim(id, &caller).await {
             Ok(()) | Err(ServiceError::Table(_)) => {}
             Err(e) => return Err(status_of(e)),
         }
         let first = self.tables.read(id, &caller).await.map_err(status_of)?;
         admit_reader(&first, &caller)?;
+        // Only a stream of a table that exists, to a caller it admits, counts against the limit.
+        let slot = self.streams.take(&caller)?;
         let rx = self
             .tables
             .watch(id, &caller, after)
@@ -1524,13 +1525,14 @@ impl TableService for TableApi {
         let caller = caller(&request)?;
         let id = table_id(&request.get_ref().table, "table")?;
         let (_, chat) = self.live()?;
-        let slot = self.streams.take(&caller)?;
         let seat = self
             .tables
             .seat_of(id, &caller)
             .await
             .map_err(status_of)?
             .ok_or_else(|| status_of(TableError::NotSeated.into()))?;
+        // Only a stream of a table that exists, to a seated caller, counts against the limit.
+        let slot = self.streams.take(&caller)?;
         let tables = self.tables.clone();
         let seat_now: SeatNow = std::sync::Arc::new(move || {
             let (tables, caller) = (tables.clone(), caller.clone());
