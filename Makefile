@@ -6,7 +6,7 @@ INFRA_ENV := .run/infra.env
 # The shared conformance examples, in the shared folder beside the repository.
 CONFORMANCE := $(wildcard ../shared/conformance/examples/*.json)
 
-.PHONY: help run test down infra infra-down services services-down demo lint proto chart conformance
+.PHONY: help run test down infra infra-down services services-down demo lint proto chart conformance conformance-check
 
 help:
 	@echo "make run    infrastructure up, build and start all four services, wait until SERVING, play a demo match"
@@ -17,7 +17,7 @@ run: infra services demo
 
 test: infra lint proto chart
 	set -a && source $(INFRA_ENV) && set +a && OKEY_TEST_REQUIRE_INFRA=1 cargo test --workspace
-	$(MAKE) --no-print-directory conformance
+	$(MAKE) --no-print-directory conformance-check
 
 down: services-down infra-down
 
@@ -50,8 +50,13 @@ chart:
 
 # Every conformance scenario (the project's own and the shared examples) through the real engine.
 SCENARIOS := $(wildcard tests/conformance/*.json)
+# `make test` checks with the okeyctl that `cargo test --workspace` has just built: a second
+# `cargo build -p okeyctl` resolves other features and compiles the dependencies all over again.
 conformance:
 	@cargo build --quiet -p okeyctl
+	@$(MAKE) --no-print-directory conformance-check
+
+conformance-check:
 	@bin="$$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/okeyctl"; \
 	if [ -z "$(CONFORMANCE)" ]; then echo "conformance: the shared examples (../shared/conformance/examples) are not beside this checkout; checking the project's own"; fi; \
 	"$$bin" conformance check $(SCENARIOS) $(CONFORMANCE)
