@@ -23,8 +23,8 @@ use sqlx::types::chrono::{DateTime, Utc};
 use tokio::sync::mpsc;
 use tonic::codegen::tokio_stream::StreamExt;
 
-use crate::deadlines::Clock;
-use crate::store::random_uuid;
+use crate::clock::Clock;
+use crate::ids::random_uuid;
 
 /// Who a message is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

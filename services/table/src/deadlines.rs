@@ -1,11 +1,9 @@
-//! Turn deadlines and bot moves, kept in Redis and acted on by exactly one process.
+//! Turn deadlines and bot moves in Redis: what is due next at a table, and its arming and claim.
 //!
 //! Every table being played has one thing due next: the deadline of a person's turn, or the next
 //! move of a bot (a seated bot, or one playing for an absent player). [`next_due`] works it out
-//! from the table's state (pure); the process that appended the events arms it in Redis, and a
-//! sweeper in every process claims what is due and acts through the same command path as a
-//! person: [`TableCommand::Server`] via [`Tables::submit`], with a request id derived from the
-//! table and the turn (or version), so a repeat is answered from the store and changes nothing.
+//! from the table's state (pure); after an append it is armed here, and a sweeper claims what is
+//! due (`live` plays it through the command path).
 //!
 //! Redis keys (prefix = `redis.key_prefix`):
 //! * `{prefix}:table:due` — sorted set, member = the due thing ([`Due::member`]), score = when
@@ -25,67 +23,19 @@
 //! deadline gives the seat on turn a full `turn_seconds` from the rebuild: it never cuts a turn
 //! short.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use okey_platform::LiveSettings;
-use okey_rules::{Command, Event, PenaltyReason, Seat};
+use okey_rules::{Event, PenaltyReason, Seat};
 use redis::aio::ConnectionManager;
 use sqlx::types::Uuid;
-use tokio::sync::{Notify, mpsc};
 
-use crate::domain::server_command;
-use crate::domain::{Phase, Table, TableError, TableEvent};
-use crate::service::{ServiceError, Tables};
+use crate::clock::Clock;
+use crate::domain::{Phase, Table, TableEvent};
 
-/// The actor recorded on everything the server plays for a seat.
-pub const SERVER_ACTOR: &str = "server";
 /// A claim older than this whose table did not move is armed again by the reconciler.
 pub const STALE_CLAIM_MS: u64 = 10_000;
 /// Due members claimed at once by one sweep.
 const CLAIM_BATCH: usize = 32;
-
-/// What time it is, for deadlines: the system clock in production, a hand-moved one in tests.
-pub trait Clock: Send + Sync + 'static {
-    /// Milliseconds since the Unix epoch.
-    fn now_ms(&self) -> u64;
-}
-
-/// The system clock.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> u64 {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64)
-    }
-}
-
-/// A clock that moves only when told (tests; several in-process replicas may share one).
-#[derive(Debug)]
-pub struct ManualClock(AtomicU64);
-
-impl ManualClock {
-    /// A clock reading `start_ms`.
-    pub fn new(start_ms: u64) -> Arc<ManualClock> {
-        Arc::new(ManualClock(AtomicU64::new(start_ms)))
-    }
-
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        self.0.fetch_add(by.as_millis() as u64, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
 
 /// What is due at a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,7 +84,7 @@ impl Due {
         Some(Due { table, seat, kind })
     }
 
-    /// The request id the server's command for it carries (with [`SERVER_ACTOR`]): the same on
+    /// The request id the server's command for it carries (with `live::SERVER_ACTOR`): the same on
     /// every replica, so a second attempt is answered from the store.
     pub fn request_id(&self) -> String {
         match self.kind {
@@ -268,6 +218,13 @@ end
 return due
 "#;
 
+/// A table reached a new version here: what the arming task is told.
+pub struct Appended {
+    pub table_id: Uuid,
+    pub version: u64,
+    pub arming: Option<Arming>,
+}
+
 /// The deadlines of this deployment in Redis, and the clock they are read with.
 #[derive(Clone)]
 pub struct Deadlines {
@@ -347,7 +304,7 @@ impl Deadlines {
 
     /// Arms (or clears) after each append of `appended`, in order, in one round trip: Redis
     /// runs a pipeline's scripts one after another, exactly as if they were sent one by one.
-    async fn apply_all(&self, appended: &[Appended]) -> redis::RedisResult<()> {
+    pub async fn apply_all(&self, appended: &[Appended]) -> redis::RedisResult<()> {
         let mut pipe = redis::pipe();
         for a in appended {
             match &a.arming {
@@ -386,263 +343,6 @@ impl Deadlines {
             .query_async(&mut conn)
             .await?;
         Ok(member.and_then(|m| Due::parse(&m)).zip(at))
-    }
-}
-
-/// A table reached a new version here: what the arming task is told.
-struct Appended {
-    table_id: Uuid,
-    version: u64,
-    arming: Option<Arming>,
-}
-
-/// Appends armed in one Redis round trip, at most.
-const ARM_BATCH: usize = 256;
-
-/// Told by [`Tables`] after every append in this process.
-pub trait AppendObserver: Send + Sync {
-    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]);
-}
-
-/// The live side of the tables in this process: arms after appends, sweeps, reconciles.
-#[derive(Clone)]
-pub struct Live {
-    deadlines: Deadlines,
-    settings: LiveSettings,
-    tx: mpsc::UnboundedSender<Appended>,
-    nudge: Arc<Notify>,
-}
-
-impl AppendObserver for Live {
-    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) {
-        let now = self.deadlines.now_ms();
-        let arming = next_due(table_id, after, events, now, self.settings.bot_pace_ms);
-        let _ = self.tx.send(Appended {
-            table_id,
-            version: after.version,
-            arming,
-        });
-    }
-}
-
-impl Live {
-    /// The live side, and the receiver its arming task reads (start it with [`Live::run`]).
-    pub fn new(deadlines: Deadlines, settings: LiveSettings) -> (Live, LiveTasks) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let live = Live {
-            deadlines,
-            settings,
-            tx,
-            nudge: Arc::new(Notify::new()),
-        };
-        (live, LiveTasks { rx })
-    }
-
-    pub fn deadlines(&self) -> &Deadlines {
-        &self.deadlines
-    }
-
-    /// Arms or clears after a batch of appends (in append order).
-    async fn write(&self, appended: &[Appended]) {
-        match self.deadlines.apply_all(appended).await {
-            Ok(()) => {
-                let now = self.deadlines.now_ms();
-                if appended
-                    .iter()
-                    .any(|a| a.arming.is_some_and(|a| a.at_ms <= now))
-                {
-                    self.nudge.notify_one();
-                }
-            }
-            // The reconciler arms them later.
-            Err(e) => {
-                tracing::warn!(error = %e, appends = appended.len(), "cannot arm deadlines")
-            }
-        }
-    }
-
-    /// Arms or clears what is due at `table_id` from its current state (the reconciler).
-    pub async fn rebuild(&self, tables: &Tables, table_id: Uuid) -> Result<(), ServiceError> {
-        let table = tables.state(table_id).await?;
-        let now = self.deadlines.now_ms();
-        let armed = match next_due(table_id, &table, &[], now, self.settings.bot_pace_ms) {
-            Some(arming) => self.deadlines.arm(&arming, true).await,
-            None => return Ok(()),
-        };
-        match armed {
-            Ok(true) => {
-                tracing::info!(%table_id, version = table.version, "deadline rebuilt");
-                self.nudge.notify_one();
-            }
-            Ok(false) => {}
-            Err(e) => tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline"),
-        }
-        Ok(())
-    }
-
-    /// Acts on one claimed due thing through the command path.
-    pub async fn act(&self, tables: &Tables, due: Due) {
-        let result = match due.kind {
-            DueKind::Turn { hand, turn } => {
-                let command = server_command(due.seat, Command::Timeout, Some((hand, turn)));
-                tables
-                    .submit(
-                        due.table,
-                        SERVER_ACTOR,
-                        &due.request_id(),
-                        command,
-                        None,
-                        BTreeMap::new(),
-                    )
-                    .await
-                    .map(|_| ())
-            }
-            DueKind::Bot { version } => self.bot_move(tables, due, version).await,
-        };
-        match result {
-            Ok(()) => {}
-            Err(ServiceError::Table(TableError::StaleTimeout | TableError::NotBotSeat(_)))
-            | Err(ServiceError::VersionConflict { .. }) => {
-                tracing::debug!(table = %due.table, "due thing overtaken by the table");
-            }
-            Err(e) => tracing::warn!(error = %e, table = %due.table, "server play failed"),
-        }
-    }
-
-    /// A bot's command for its seat, decided on that seat's view alone. A command the rules
-    /// refuse (which a bot should never send) falls back to the timeout play, so a table never
-    /// stalls.
-    async fn bot_move(&self, tables: &Tables, due: Due, version: u64) -> Result<(), ServiceError> {
-        let table = tables.state(due.table).await?;
-        if table.version != version {
-            return Ok(());
-        }
-        let (Some(level), Some(view), Some(hand)) = (
-            table.bot_level_of(due.seat),
-            table.seat_view(due.seat),
-            table.hand.as_ref(),
-        ) else {
-            return Ok(());
-        };
-        let turn = Some((table.hand_number, hand.turn.number));
-        let command = level.bot().act(&view);
-        let played = tables
-            .submit(
-                due.table,
-                SERVER_ACTOR,
-                &due.request_id(),
-                server_command(due.seat, command, None),
-                Some(version),
-                BTreeMap::new(),
-            )
-            .await;
-        match played {
-            Err(ServiceError::Table(TableError::Rule(rule))) => {
-                tracing::warn!(%rule, table = %due.table, seat = due.seat, "bot command refused; playing the timeout");
-                tables
-                    .submit(
-                        due.table,
-                        SERVER_ACTOR,
-                        &format!("{}/timeout", due.request_id()),
-                        server_command(due.seat, Command::Timeout, turn),
-                        Some(version),
-                        BTreeMap::new(),
-                    )
-                    .await
-                    .map(|_| ())
-            }
-            other => other.map(|_| ()),
-        }
-    }
-
-    /// Walks every table being played and rebuilds what is missing.
-    pub async fn reconcile(&self, tables: &Tables) {
-        let active = match active_tables(tables.store().pool()).await {
-            Ok(ids) => ids,
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot list the tables being played");
-                return;
-            }
-        };
-        for table_id in active {
-            if let Err(e) = self.rebuild(tables, table_id).await {
-                tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline");
-            }
-        }
-    }
-}
-
-/// The tables being played: dealt and not ended (partial indexes of `0003_live_tables.sql`).
-pub async fn active_tables(pool: &sqlx::PgPool) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT t.table_id FROM tables t \
-         WHERE EXISTS (SELECT 1 FROM events e WHERE e.stream_id = 'table-' || t.table_id::text \
-                       AND e.event_type = 'HandDealt') \
-           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.stream_id = 'table-' || t.table_id::text \
-                           AND e.event_type = 'MatchEnded')",
-    )
-    .fetch_all(pool)
-    .await
-}
-
-/// The receiving end of the arming channel, consumed by [`Live::run`].
-pub struct LiveTasks {
-    rx: mpsc::UnboundedReceiver<Appended>,
-}
-
-impl Live {
-    /// Runs the arming task, the sweeper and the reconciler until the process stops.
-    pub async fn run(self, tables: Tables, tasks: LiveTasks) {
-        let mut rx = tasks.rx;
-        let armer = {
-            let live = self.clone();
-            async move {
-                // Whatever queued up while the last batch was written goes in the next one.
-                let mut batch = Vec::new();
-                while rx.recv_many(&mut batch, ARM_BATCH).await > 0 {
-                    live.write(&batch).await;
-                    batch.clear();
-                }
-            }
-        };
-        let sweeper = {
-            let live = self.clone();
-            let tables = tables.clone();
-            async move {
-                let every = Duration::from_millis(live.settings.sweep_interval_ms);
-                loop {
-                    let _ = tokio::time::timeout(every, live.nudge.notified()).await;
-                    loop {
-                        let claimed = match live.deadlines.claim().await {
-                            Ok(claimed) => claimed,
-                            Err(e) => {
-                                tracing::warn!(error = %e, "cannot sweep deadlines");
-                                break;
-                            }
-                        };
-                        if claimed.is_empty() {
-                            break;
-                        }
-                        for due in claimed {
-                            let live = live.clone();
-                            let tables = tables.clone();
-                            tokio::spawn(async move { live.act(&tables, due).await });
-                        }
-                    }
-                }
-            }
-        };
-        let reconciler = {
-            let live = self.clone();
-            async move {
-                let every = Duration::from_millis(live.settings.reconcile_interval_ms);
-                loop {
-                    live.reconcile(&tables).await;
-                    tokio::time::sleep(every).await;
-                }
-            }
-        };
-        tokio::join!(armer, sweeper, reconciler);
     }
 }
 

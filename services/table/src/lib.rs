@@ -1,19 +1,24 @@
-//! The okey table: the event-sourced table engine.
+//! The okey table: the event-sourced table engine, in one-way layers (each imports only the
+//! ones below it; `tests/tidy` checks it against `[package.metadata.okey] layers`):
 //!
-//! `domain` is the pure table (the `okey-table` crate: seats, match, hand; decide and evolve over
-//! `okey-rules`; the table events and what each viewer sees of them); `store`
-//! is the Postgres event store; `service` loads, decides, appends and streams; `outbox` publishes
-//! to NATS JetStream; `grpc` is the transport and the only module that knows the generated
-//! okey.v1 types; `startup` wires it all.
-//!
-//! Live tables: `absence` (`okey_table::absence`: expiries in a row, a bot for an absent player,
-//! bots in seats; pure), `deadlines` (turn deadlines and bot moves in Redis, claimed by one process,
-//! played through the command path), `presence` (connected / away / gone in Redis), `chat`
-//! (table and partner chat over NATS, kept in Postgres).
+//! * wiring: `startup` builds the service from its settings;
+//! * transport: `grpc` — the only module that knows the generated okey.v1 types, with the one
+//!   mapping from errors to `tonic::Status`;
+//! * application: `live` (turn deadlines and bot moves played through the command path) over
+//!   `service` (load by folding, decide, append with retries, stream);
+//! * adapters: `outbox` (NATS JetStream publisher) over `store` (the PostgreSQL event store),
+//!   `deadlines` (what is due next, in Redis), `presence` (Redis), `chat` (PostgreSQL and NATS);
+//! * leaves: `clock`, `ids`;
+//! * the pure table below them all: the `okey-table` crate (seats, match, hand; decide and
+//!   evolve over `okey-rules`; the events and what each viewer sees), named `domain` here, with
+//!   its `absence` rules.
 
 pub mod chat;
+pub mod clock;
 pub mod deadlines;
 pub mod grpc;
+pub mod ids;
+pub mod live;
 pub mod outbox;
 pub mod presence;
 pub mod service;

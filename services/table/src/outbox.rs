@@ -34,6 +34,7 @@
 //! `Okey-Version`, `Okey-Event-Type` and the W3C trace context of the command that caused it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -43,8 +44,13 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::domain::{Published, Seed, Shown, show};
-use crate::service::Sightings;
 use crate::store::{Recorded, Store};
+
+/// Told of every table version the publisher publishes or hears another replica publish, so
+/// the process's update streams wake (the application's `service::Sightings`).
+pub trait Sighted: Send + Sync {
+    fn saw(&self, table_id: Uuid, version: u64);
+}
 
 /// The subject names of this deployment.
 #[derive(Clone, Debug)]
@@ -193,7 +199,7 @@ pub fn start(
     migrator: &'static sqlx::migrate::Migrator,
     subjects: Subjects,
     queue: OutboxQueue,
-    sightings: Sightings,
+    sightings: Arc<dyn Sighted>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let mut settings = settings.clone();
     settings.database.max_connections = PUBLISHER_CONNECTIONS;
@@ -238,7 +244,7 @@ pub async fn run(
     js: jetstream::Context,
     subjects: Subjects,
     mut queue: OutboxQueue,
-    sightings: Sightings,
+    sightings: Arc<dyn Sighted>,
 ) {
     let meter = okey_platform::metrics::meter();
     let mut publisher = Publisher {
@@ -357,7 +363,7 @@ struct Publisher {
     published: HashMap<Uuid, u64>,
     /// Told of every table version published here: events swept from the outbox may be another
     /// (crashed) replica's, which this process's streams have not heard of.
-    sightings: Sightings,
+    sightings: Arc<dyn Sighted>,
     /// Outbox rows (positions) of acked events, not deleted yet, and when the first was acked.
     acked: Vec<i64>,
     acked_since: Option<Instant>,
@@ -575,7 +581,7 @@ async fn publish(
 /// subscription on the public subjects), so a stream served here sees commands applied elsewhere
 /// at once. On the publisher's connection, made with `no_echo`: this process's own events are
 /// not delivered back to it (its streams heard of them as they were appended).
-pub async fn follow(client: async_nats::Client, subjects: Subjects, sightings: Sightings) {
+pub async fn follow(client: async_nats::Client, subjects: Subjects, sightings: Arc<dyn Sighted>) {
     use tonic::codegen::tokio_stream::StreamExt;
     let mut sub = match client.subscribe(subjects.all_public()).await {
         Ok(sub) => sub,

@@ -18,7 +18,7 @@ use okey_platform::LiveSettings;
 use redis::aio::ConnectionManager;
 use sqlx::types::Uuid;
 
-use crate::deadlines::Clock;
+use crate::clock::Clock;
 
 /// Whether a seat's player is at the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

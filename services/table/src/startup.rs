@@ -15,8 +15,10 @@ use okey_proto::v1::table_service_server::TableServiceServer;
 use tokio::task::JoinHandle;
 
 use crate::chat::Chat;
-use crate::deadlines::{Clock, Deadlines, Live, SystemClock};
+use crate::clock::{Clock, SystemClock};
+use crate::deadlines::Deadlines;
 use crate::grpc::{MAX_MESSAGE_BYTES, TableApi};
+use crate::live::Live;
 use crate::outbox::{self, Outbox, Subjects};
 use crate::presence::Presences;
 use crate::service::{IDLE_TABLE, Tables};
@@ -86,7 +88,7 @@ impl Application {
     }
 
     /// [`Self::build`] with the clock turn deadlines, presence and chat times are read from
-    /// (tests pass a [`crate::deadlines::ManualClock`]).
+    /// (tests pass a [`crate::clock::ManualClock`]).
     pub async fn build_with_clock(
         settings: &Settings,
         clock: Arc<dyn Clock>,
@@ -133,7 +135,7 @@ impl Application {
             &MIGRATOR,
             subjects,
             outbox_queue,
-            tables.sightings(),
+            Arc::new(tables.sightings()),
         )
         .map_err(StartupError::Publisher)?;
         let idle = {

@@ -14,6 +14,7 @@ use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
 
 use crate::domain::{Seed, TableEvent};
+use crate::ids::event_uuid;
 
 /// Why an append did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -73,44 +74,6 @@ pub struct Append<'a> {
 /// The stream name of a table.
 pub fn stream_id(table_id: Uuid) -> String {
     format!("table-{table_id}")
-}
-
-/// A random (version 4) UUID from the OS generator.
-pub fn random_uuid() -> Uuid {
-    let mut bytes = [0u8; 16];
-    fill_random(&mut bytes);
-    sqlx::types::uuid::Builder::from_random_bytes(bytes).into_uuid()
-}
-
-/// An event id: a version 7 UUID (the Unix time in milliseconds, then random bits). Events are
-/// only ever appended, so time-ordered ids reach the unique index on `event_id` at its right
-/// edge, where random ones would each land on a random page of an index that never stops
-/// growing.
-pub fn event_uuid() -> Uuid {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let mut bytes = [0u8; 10];
-    fill_random(&mut bytes);
-    sqlx::types::uuid::Builder::from_unix_timestamp_millis(millis, &bytes).into_uuid()
-}
-
-/// Fills `buf` from the operating system's CSPRNG.
-///
-/// # Panics
-/// If the OS has no randomness to give: nothing may be dealt then.
-pub fn fill_random(buf: &mut [u8]) {
-    use rand_core::TryRngCore;
-    rand_core::OsRng
-        .try_fill_bytes(buf)
-        .expect("the OS random number generator works");
-}
-
-/// A fresh deal seed from the OS CSPRNG.
-pub fn new_seed() -> Seed {
-    let mut seed = [0u8; 32];
-    fill_random(&mut seed);
-    seed
 }
 
 /// The event store.
@@ -205,6 +168,19 @@ fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'sta
 }
 
 impl Store {
+    /// The tables being played: dealt and not ended (partial indexes of `0003_live_tables.sql`).
+    pub async fn active_tables(&self) -> Result<Vec<Uuid>, sqlx::Error> {
+        sqlx::query_scalar(
+            "SELECT t.table_id FROM tables t \
+             WHERE EXISTS (SELECT 1 FROM events e WHERE e.stream_id = 'table-' || t.table_id::text \
+                           AND e.event_type = 'HandDealt') \
+               AND NOT EXISTS (SELECT 1 FROM events e WHERE e.stream_id = 'table-' || t.table_id::text \
+                               AND e.event_type = 'MatchEnded')",
+        )
+        .fetch_all(&self.pool)
+        .await
+    }
+
     /// A store that appends one statement per append.
     pub fn new(pool: PgPool) -> Store {
         Store {
@@ -864,19 +840,4 @@ fn classify(error: sqlx::Error) -> AppendError {
         };
     }
     AppendError::Database(error)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn event_ids_are_version_7_and_ordered_by_time() {
-        let first = event_uuid();
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        let later = event_uuid();
-        assert_eq!(first.get_version_num(), 7);
-        assert!(first < later, "{first} then {later}");
-        assert_ne!(event_uuid(), event_uuid());
-    }
 }

@@ -12,7 +12,7 @@ use live_common::*;
 use okey_bots::{Bot, Level};
 use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
-use table::deadlines::Clock;
+use table::clock::Clock;
 use table::domain::TableEvent;
 use table::grpc::command_to_proto;
 
@@ -80,7 +80,7 @@ async fn an_expired_deadline_plays_for_the_seat_exactly_once_with_two_replicas()
         assert_eq!(count(&events, is_timeout), 1, "one timeout at {table}");
         let played: Vec<_> = events
             .iter()
-            .filter(|e| e.metadata.actor == table::deadlines::SERVER_ACTOR)
+            .filter(|e| e.metadata.actor == table::live::SERVER_ACTOR)
             .collect();
         assert!(
             matches!(
@@ -212,7 +212,7 @@ async fn three_expiries_in_a_row_hand_the_seat_to_a_bot_and_the_next_command_tak
         let (events, _) = stored(&settings, &table).await;
         let bot_moved = events.iter().any(|e| {
             e.version > handed_at
-                && e.metadata.actor == table::deadlines::SERVER_ACTOR
+                && e.metadata.actor == table::live::SERVER_ACTOR
                 && matches!(e.event, TableEvent::Played { event: okey_rules::Event::TileDiscarded { seat, .. }, .. } if seat as usize == absent)
         });
         if bot_moved {
@@ -410,7 +410,7 @@ async fn four_bots_play_a_match_with_no_person() {
         events
             .iter()
             .skip(2)
-            .all(|e| e.metadata.actor == table::deadlines::SERVER_ACTOR),
+            .all(|e| e.metadata.actor == table::live::SERVER_ACTOR),
         "every move after the deal is the server's"
     );
     app.stop().await;

@@ -674,7 +674,7 @@ async fn a_seat_left_during_the_match_is_played_by_a_bot_until_its_player_joins_
     assert!(
         events
             .iter()
-            .any(|e| e.metadata.actor == table::deadlines::SERVER_ACTOR)
+            .any(|e| e.metadata.actor == table::live::SERVER_ACTOR)
     );
 
     // Not seated any more; nobody else may take the seat; its player joins again.

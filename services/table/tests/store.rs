@@ -10,7 +10,8 @@ use sqlx::migrate::MigrateDatabase;
 use sqlx::postgres::PgPool;
 use sqlx::types::Uuid;
 use table::domain::TableEvent;
-use table::store::{Append, AppendError, Metadata, Store, random_uuid};
+use table::ids::random_uuid;
+use table::store::{Append, AppendError, Metadata, Store};
 
 fn seat_taken(seat: u8) -> TableEvent {
     TableEvent::SeatTaken {

@@ -11,6 +11,16 @@
 //! A pure crate (the rules engine, the bots) does no I/O, so its normal dependencies, direct or
 //! not, include none of [`IO_CRATES`], as `cargo tree -p CRATE -e normal` lists them.
 //! Development and build dependencies (test tools, code generators) do not count.
+//!
+//! A crate whose modules are layered says so, top layer first:
+//!
+//! ```toml
+//! [package.metadata.okey]
+//! layers = [["startup"], ["grpc"], ["live", "service"], ["store"], ["ids"]]
+//! ```
+//!
+//! Read in that order, each module of its `src/` may import (`crate::x`) only modules listed
+//! after it, and every module must be listed ([`layer_violations`]).
 
 use serde::Deserialize;
 
@@ -56,6 +66,15 @@ impl Package {
     }
 }
 
+impl Package {
+    /// The module layers `[package.metadata.okey] layers` declares, top first (none: not
+    /// layered).
+    pub fn layers(&self) -> Option<Vec<Vec<String>>> {
+        let layers = self.metadata.as_ref()?.get("okey")?.get("layers")?;
+        serde_json::from_value(layers.clone()).ok()
+    }
+}
+
 /// The workspace members marked pure.
 pub fn pure_crates(metadata: &Metadata) -> Vec<&str> {
     metadata
@@ -85,6 +104,64 @@ pub fn io_crates_in_tree(tree: &str) -> Vec<String> {
 /// before it are not allowed either: the line is the file's first).
 pub fn opens_with_module_doc(text: &str) -> bool {
     text.lines().next().is_some_and(|l| l.starts_with("//!"))
+}
+
+/// The modules of the same crate a source file imports: every `crate::name` before the file's
+/// first `#[cfg(test)]` (a test module may reach anywhere).
+pub fn crate_imports(text: &str) -> std::collections::BTreeSet<String> {
+    let text = text.find("#[cfg(test)]").map_or(text, |cut| &text[..cut]);
+    let mut found = std::collections::BTreeSet::new();
+    for (i, _) in text.match_indices("crate::") {
+        if text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue; // `okey_crate::`, not `crate::`
+        }
+        let name: String = text[i + "crate::".len()..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            found.insert(name);
+        }
+    }
+    found
+}
+
+/// What breaks the declared `layers` (top first): a module that imports one listed before it
+/// (above it, or earlier in its own layer), and a module of `imports` (module → the modules it
+/// imports; `lib` and `main` are the crate's root and may import anything) that no layer lists.
+/// Imports of names that are not modules (re-exports such as `crate::domain`) are not checked.
+pub fn layer_violations(
+    layers: &[Vec<String>],
+    imports: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Vec<String> {
+    let order: Vec<&str> = layers.iter().flatten().map(String::as_str).collect();
+    let rank = |m: &str| order.iter().position(|o| *o == m);
+    let mut out = Vec::new();
+    for (module, used) in imports {
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let Some(at) = rank(module) else {
+            out.push(format!("module `{module}` is in no layer"));
+            continue;
+        };
+        for target in used {
+            if target == module || !imports.contains_key(target) {
+                continue;
+            }
+            match rank(target) {
+                Some(to) if to > at => {}
+                _ => out.push(format!(
+                    "`{module}` imports `{target}`, which is not below it"
+                )),
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -118,5 +195,54 @@ mod tests {
         assert!(!opens_with_module_doc("\n//! Tiles.\n"));
         assert!(!opens_with_module_doc("// Tiles.\n"));
         assert!(!opens_with_module_doc(""));
+    }
+
+    fn imports(
+        edges: &[(&str, &[&str])],
+    ) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+        edges
+            .iter()
+            .map(|(m, to)| (m.to_string(), to.iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn imports_are_read_outside_tests_only() {
+        let text = "//! x\nuse crate::store::Store;\nfn f() { crate::ids::new(); okey_crate::no(); }\n\
+                    #[cfg(test)]\nmod tests { use crate::grpc; }";
+        let found: Vec<String> = crate_imports(text).into_iter().collect();
+        assert_eq!(found, vec!["ids", "store"]);
+    }
+
+    #[test]
+    fn a_module_may_import_only_what_is_below_it() {
+        let layers = vec![
+            vec!["grpc".to_string()],
+            vec!["service".to_string()],
+            vec!["store".to_string(), "ids".to_string()],
+        ];
+        let fine = imports(&[
+            ("lib", &["grpc", "store"]),
+            ("grpc", &["service", "ids", "domain"]),
+            ("service", &["store"]),
+            ("store", &["ids"]),
+            ("ids", &[]),
+        ]);
+        assert!(layer_violations(&layers, &fine).is_empty());
+        let upward = imports(&[
+            ("grpc", &["service"]),
+            ("service", &["grpc"]),
+            ("store", &[]),
+            ("ids", &["store"]),
+            ("extra", &[]),
+        ]);
+        assert_eq!(
+            layer_violations(&layers, &upward),
+            vec![
+                "module `extra` is in no layer",
+                "`ids` imports `store`, which is not below it",
+                "`service` imports `grpc`, which is not below it",
+            ]
+        );
     }
 }

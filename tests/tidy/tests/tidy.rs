@@ -1,10 +1,13 @@
-//! The workspace's shape, checked by `cargo test`: pure crates depend on no I/O crate, and every
-//! non-test source file opens with its `//!` line.
+//! The workspace's shape, checked by `cargo test`: pure crates depend on no I/O crate, layered
+//! crates import downwards only, and every non-test source file opens with its `//!` line.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tidy::{Metadata, io_crates_in_tree, opens_with_module_doc, pure_crates};
+use tidy::{
+    Metadata, crate_imports, io_crates_in_tree, layer_violations, opens_with_module_doc,
+    pure_crates,
+};
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -65,6 +68,79 @@ fn pure_crates_depend_on_no_io_crate() {
         violations.is_empty(),
         "pure crates must not do I/O (see tests/tidy/src/lib.rs):\n{}",
         violations.join("\n")
+    );
+}
+
+#[derive(serde::Deserialize)]
+struct Manifests {
+    packages: Vec<Manifest>,
+}
+
+#[derive(serde::Deserialize)]
+struct Manifest {
+    name: String,
+    manifest_path: PathBuf,
+    #[serde(default)]
+    metadata: Option<serde_json::Value>,
+}
+
+#[test]
+fn layered_crates_import_downwards_only() {
+    let manifests: Manifests = serde_json::from_slice(&cargo(&[
+        "metadata",
+        "--format-version",
+        "1",
+        "--no-deps",
+        "--locked",
+    ]))
+    .expect("cargo metadata prints its documented JSON");
+    let mut layered = Vec::new();
+    let mut violations = Vec::new();
+    for m in manifests.packages {
+        let package = tidy::Package {
+            name: m.name.clone(),
+            metadata: m.metadata,
+        };
+        let Some(layers) = package.layers() else {
+            continue;
+        };
+        layered.push(m.name.clone());
+        let src = m
+            .manifest_path
+            .parent()
+            .expect("a manifest has a folder")
+            .join("src");
+        let mut imports = std::collections::BTreeMap::new();
+        let mut files = Vec::new();
+        source_files(&src, &mut files);
+        for file in files {
+            // A module is the first path component under src/ (`grpc/mod.rs`, `grpc/chat.rs`: grpc).
+            let rel = file.strip_prefix(&src).expect("under src");
+            let first = rel.components().next().expect("a file").as_os_str();
+            let module = Path::new(first)
+                .file_stem()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned();
+            let text = std::fs::read_to_string(&file).expect("a source file reads");
+            imports
+                .entry(module)
+                .or_insert_with(std::collections::BTreeSet::new)
+                .extend(crate_imports(&text));
+        }
+        for v in layer_violations(&layers, &imports) {
+            violations.push(format!("{}: {v}", m.name));
+        }
+    }
+    // The table service is layered; losing the declaration would silently skip it.
+    assert!(
+        layered.iter().any(|n| n == "table"),
+        "services/table must declare `[package.metadata.okey] layers`"
+    );
+    assert!(
+        violations.is_empty(),
+        "modules must import only the layers below them (see tests/tidy/src/lib.rs):\n  {}",
+        violations.join("\n  ")
     );
 }
 

@@ -248,7 +248,7 @@ impl Client {
 
 /// A fresh request id.
 pub fn uuid() -> String {
-    table::store::random_uuid().to_string()
+    table::ids::random_uuid().to_string()
 }
 
 /// The engine's view inside a wire view.

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use okey_platform::testing::TestInfra;
 use okey_platform::{ServiceKind, Settings};
 use okey_proto::v1 as pb;
-use table::deadlines::ManualClock;
+use table::clock::ManualClock;
 use table::domain::TableEvent;
 use table::store::Recorded;
 

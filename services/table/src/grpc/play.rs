@@ -1,0 +1,80 @@
+//! Playing: a command for the caller's seat, and the legal actions of their turn.
+
+use super::*;
+
+pub(super) async fn submit_command(
+    api: &TableApi,
+    request: Request<pb::SubmitCommandRequest>,
+) -> Result<Response<pb::SubmitCommandResponse>, Status> {
+    let caller = caller(&request)?;
+    let r = request.into_inner();
+    not_too_large(&r)?;
+    let id = table_id(&r.table, "table")?;
+    let rid = request_id(&r.request_id)?;
+    let form = view_form(r.view_form)?;
+    let command = TableCommand::Play {
+        player: caller.clone(),
+        command: command_from_proto(r.command.as_ref())?,
+    };
+    let expected = r
+        .expected_version
+        .map(|v| version_arg(v, "expected_version"))
+        .transpose()?;
+    let submitted = api
+        .tables
+        .submit(
+            Submission::new(id, &caller, rid, command)
+                .expecting(expected)
+                .traced(trace()),
+        )
+        .await;
+    // The player showed up at a table that exists and where they sit (a command the rules
+    // refused counts): never a presence record for an unknown table or a stranger.
+    match &submitted {
+        Ok(outcome) if outcome.seat.is_some() => api.seen(id, &caller),
+        Err(ServiceError::Table(TableError::Rule(_))) => api.seen(id, &caller),
+        _ => {}
+    }
+    if let Err(ServiceError::Table(TableError::Rule(_))) = &submitted {
+        // Refused, but the player is back: a bot holding the seat gives it up.
+        let _ = api.tables.reclaim(id, &caller).await;
+    }
+    let outcome = submitted.map_err(status_of)?;
+    Ok(Response::new(pb::SubmitCommandResponse {
+        version: outcome.summary.version as i64,
+        penalties: penalties_of(&outcome.events),
+        events: outcome
+            .events
+            .iter()
+            .map(|(_, shown)| event_to_proto(shown, &outcome.summary.table_id))
+            .collect::<Result<_, _>>()?,
+        view: Some(view_in(&outcome, form)),
+    }))
+}
+
+pub(super) async fn list_legal_actions(
+    api: &TableApi,
+    request: Request<pb::ListLegalActionsRequest>,
+) -> Result<Response<pb::ListLegalActionsResponse>, Status> {
+    let caller = caller(&request)?;
+    let id = table_id(&request.get_ref().table, "table")?;
+    let (version, hints) = api.tables.hints(id, &caller).await.map_err(status_of)?;
+    let actions = hints
+        .map(|h| {
+            // The engine says what each action charges the caller if submitted now.
+            h.actions()
+                .filter_map(|(c, penalty)| {
+                    Some(pb::LegalAction {
+                        command: Some(command_to_proto(c)?),
+                        hint: hint_text(c),
+                        penalty_points: penalty,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Response::new(pb::ListLegalActionsResponse {
+        version: version as i64,
+        actions,
+    }))
+}

@@ -1,0 +1,313 @@
+//! Reading requests: the verified caller, each field checked and converted to the domain's types
+//! (INVALID_ARGUMENT naming the field for anything malformed, before any store is asked).
+
+use std::collections::BTreeMap;
+
+use okey_platform::auth::Caller;
+use okey_platform::fields;
+use okey_platform::status::{self, Reason};
+use okey_platform::telemetry::{context_as_map, current_context};
+use okey_proto::v1 as pb;
+use okey_rules::{
+    Command, MatchLength, MeldTile, PlayableDiscard, Preset, RuleSet, Seat, Threshold, Tile,
+};
+use prost::Message;
+use sqlx::types::Uuid;
+use tonic::{Request, Status};
+
+use super::MAX_COMMAND_BYTES;
+use crate::domain::{Admission, Origin};
+
+/// The player calling, as the platform's authentication layer verified it (`players/{id}`).
+pub(super) fn caller<T>(request: &Request<T>) -> Result<String, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .map(|c| format!("players/{}", c.player_id))
+        .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))
+}
+
+pub(super) fn trace() -> BTreeMap<String, String> {
+    context_as_map(&current_context()).into_iter().collect()
+}
+
+/// A table version sent in `field`: not negative (`invalid_version`).
+pub(super) fn version_arg(value: i64, field: &str) -> Result<u64, Status> {
+    u64::try_from(value).map_err(|_| {
+        status::invalid_argument(Reason::InvalidVersion, field, "versions are not negative")
+    })
+}
+
+pub(super) fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
+    name.strip_prefix("tables/")
+        .and_then(|id| Uuid::parse_str(id).ok())
+        .ok_or_else(|| {
+            status::invalid_argument(
+                Reason::InvalidTable,
+                field,
+                format!("`{name}` is not a table name (tables/{{uuid}})"),
+            )
+        })
+}
+
+pub(super) fn request_id(id: &str) -> Result<&str, Status> {
+    fields::request_id(id)
+}
+
+pub(super) fn not_too_large(request: &impl Message) -> Result<(), Status> {
+    if request.encoded_len() > MAX_COMMAND_BYTES {
+        return Err(status::invalid_argument(
+            Reason::RequestTooLarge,
+            "command",
+            format!("requests are limited to {MAX_COMMAND_BYTES} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn seat_arg(seat: i32, field: &str) -> Result<Seat, Status> {
+    if (0..4).contains(&seat) {
+        Ok(seat as Seat)
+    } else {
+        Err(status::invalid_argument(
+            Reason::InvalidSeat,
+            field,
+            format!("seat {seat} is not 0-3"),
+        ))
+    }
+}
+
+pub(super) fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
+    text.parse().map_err(|_| {
+        status::invalid_argument(
+            Reason::InvalidTile,
+            field,
+            format!("`{text}` is not a tile"),
+        )
+    })
+}
+
+pub(super) fn meld_tile_arg(text: &str, field: &str) -> Result<MeldTile, Status> {
+    text.parse().map_err(|_| {
+        status::invalid_argument(
+            Reason::InvalidTile,
+            field,
+            format!("`{text}` is not a tile"),
+        )
+    })
+}
+
+pub(super) fn melds_arg(
+    melds: &[pb::MeldTiles],
+    field: &str,
+) -> Result<Vec<Vec<MeldTile>>, Status> {
+    melds
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            m.tiles
+                .iter()
+                .enumerate()
+                .map(|(j, t)| meld_tile_arg(t, &format!("{field}.melds[{i}].tiles[{j}]")))
+                .collect()
+        })
+        .collect()
+}
+
+pub(super) fn meld_number(n: i32, field: &str) -> Result<usize, Status> {
+    usize::try_from(n).map_err(|_| {
+        status::invalid_argument(
+            Reason::InvalidMeldNumber,
+            field,
+            format!("meld {n} does not exist"),
+        )
+    })
+}
+
+/// A wire command as a domain command.
+pub fn command_from_proto(command: Option<&pb::Command>) -> Result<Command, Status> {
+    use pb::command::Command as C;
+    let missing = || status::invalid_argument(Reason::MissingField, "command", "name one command");
+    Ok(
+        match command
+            .and_then(|c| c.command.as_ref())
+            .ok_or_else(missing)?
+        {
+            C::Draw(_) => Command::Draw,
+            C::TakeSideDiscard(_) => Command::TakeDiscard,
+            C::ReturnSideDiscard(_) => Command::ReturnDiscard,
+            C::Open(o) => Command::Open {
+                melds: melds_arg(&o.melds, "command.open")?,
+            },
+            C::Lay(l) => Command::Lay {
+                melds: melds_arg(&l.melds, "command.lay")?,
+            },
+            C::Add(a) => Command::Add {
+                meld: meld_number(a.meld, "command.add.meld")?,
+                tiles: a
+                    .tiles
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| meld_tile_arg(t, &format!("command.add.tiles[{j}]")))
+                    .collect::<Result<_, _>>()?,
+            },
+            C::RetrieveOkey(r) => Command::Retrieve {
+                meld: meld_number(r.meld, "command.retrieve_okey.meld")?,
+                tiles: r
+                    .tiles
+                    .iter()
+                    .enumerate()
+                    .map(|(j, t)| tile_arg(t, &format!("command.retrieve_okey.tiles[{j}]")))
+                    .collect::<Result<_, _>>()?,
+            },
+            C::Discard(d) => Command::Discard {
+                tile: tile_arg(&d.tile, "command.discard.tile")?,
+            },
+            C::CallPlayable(_) => Command::CallPlayable,
+        },
+    )
+}
+
+/// A wire rule set as the engine's, starting from its preset.
+pub(super) fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
+    let default = pb::RuleSet::default();
+    let r = rules.unwrap_or(&default);
+    let preset = if r.preset.is_empty() {
+        Preset::Classic
+    } else {
+        Preset::parse(&r.preset).ok_or_else(|| {
+            status::invalid_argument(
+                Reason::InvalidRules,
+                "rules.preset",
+                format!("unknown preset `{}`", r.preset),
+            )
+        })?
+    };
+    let mut out = preset.rules();
+    match pb::ThresholdMode::try_from(r.threshold) {
+        Ok(pb::ThresholdMode::Standard) => out.threshold = Threshold::Standard,
+        Ok(pb::ThresholdMode::Raising) => out.threshold = Threshold::Raising,
+        _ => {}
+    }
+    match pb::PlayableDiscardMode::try_from(r.playable_discard) {
+        Ok(pb::PlayableDiscardMode::Auto) => out.playable_discard = PlayableDiscard::Auto,
+        Ok(pb::PlayableDiscardMode::Called) => out.playable_discard = PlayableDiscard::Called,
+        _ => {}
+    }
+    if let Some(v) = r.partners {
+        out.partners = v;
+    }
+    if let Some(v) = r.run_wraps_after_thirteen {
+        out.run_wraps_12_13_1 = v;
+    }
+    if let Some(v) = r.in_play_penalties {
+        out.in_play_penalties = v;
+    }
+    if let Some(v) = r.act_after_opening_same_turn {
+        out.act_after_opening_same_turn = v;
+    }
+    if let Some(v) = r.pairs_take_discard {
+        out.pairs_take_discard = v;
+    }
+    match r.match_length.as_ref().and_then(|m| m.length) {
+        Some(pb::match_length::Length::Hands(n)) => {
+            out.match_length = MatchLength::Hands(u32::try_from(n).unwrap_or(0));
+        }
+        Some(pb::match_length::Length::PenaltyLimit(n)) => {
+            out.match_length = MatchLength::PenaltyLimit(n as i64);
+        }
+        None => {}
+    }
+    if r.turn_seconds < 0 {
+        return Err(status::invalid_argument(
+            Reason::InvalidRules,
+            "rules.turn_seconds",
+            "turn_seconds cannot be negative",
+        ));
+    }
+    if r.turn_seconds > 0 {
+        out.turn_seconds = r.turn_seconds as u32;
+        out.turn_seconds_max = out.turn_seconds_max.max(out.turn_seconds);
+    }
+    // The engine's own check (for one, a preset plays only the match lengths its seed offers),
+    // naming the field at fault.
+    out.validate().map_err(|e| {
+        status::invalid_argument(
+            Reason::InvalidRules,
+            &format!("rules.{}", e.field),
+            e.to_string(),
+        )
+    })?;
+    Ok(out)
+}
+
+/// Where a new table comes from and whom it admits, as the creator asked; the role `matchmaker`
+/// may make only quick-play and private-room tables.
+pub(super) fn admission_from_proto(
+    r: &pb::CreateTableRequest,
+    caller: Option<&Caller>,
+) -> Result<Admission, Status> {
+    let matchmaker = caller.is_some_and(|c| {
+        c.roles.contains(&okey_platform::auth::Role::Matchmaker)
+            && !c.roles.contains(&okey_platform::auth::Role::Admin)
+    });
+    let origin = match pb::TableOrigin::try_from(r.origin) {
+        Ok(pb::TableOrigin::QuickPlay) => Origin::QuickPlay,
+        Ok(pb::TableOrigin::PrivateRoom) => Origin::PrivateRoom,
+        Ok(pb::TableOrigin::Operator) if matchmaker => {
+            return Err(status::error(
+                Reason::RoleRequired,
+                "an operator's table needs the role admin",
+            ));
+        }
+        Ok(pb::TableOrigin::Operator) => Origin::Operator,
+        _ if matchmaker => {
+            return Err(status::invalid_argument(
+                Reason::MissingField,
+                "origin",
+                "say where the table comes from: quick play or a private room",
+            ));
+        }
+        Ok(pb::TableOrigin::Unspecified) => Origin::Operator,
+        Err(_) => {
+            return Err(status::invalid_argument(
+                Reason::InvalidOrigin,
+                "origin",
+                "unknown origin",
+            ));
+        }
+    };
+    for (i, m) in r.members.iter().enumerate() {
+        if !m.starts_with("players/") || m.len() > 128 {
+            return Err(status::invalid_argument(
+                Reason::InvalidName,
+                &format!("members[{i}]"),
+                "name a member as players/{id}",
+            ));
+        }
+    }
+    Ok(Admission {
+        origin,
+        members: r.members.clone(),
+        spectators: r.spectators_allowed.unwrap_or(true),
+    })
+}
+
+/// A wire bot level as the server's (unspecified: strong).
+pub(super) fn bot_level_from_proto(level: i32) -> okey_bots::Level {
+    match pb::BotLevel::try_from(level) {
+        Ok(pb::BotLevel::Easy) => okey_bots::Level::Easy,
+        _ => okey_bots::Level::Strong,
+    }
+}
+
+/// A request's `view_form`, or INVALID_ARGUMENT for a value this server does not know.
+pub(super) fn view_form(value: i32) -> Result<pb::SeatViewForm, Status> {
+    pb::SeatViewForm::try_from(value).map_err(|_| {
+        status::invalid_argument(
+            Reason::InvalidViewForm,
+            "view_form",
+            format!("{value} is not a SeatViewForm: send 0 (both), 1 (typed) or 2 (engine)"),
+        )
+    })
+}

@@ -1,0 +1,113 @@
+//! Seats: creating a table, sitting down, leaving.
+
+use super::*;
+
+pub(super) async fn create_table(
+    api: &TableApi,
+    request: Request<pb::CreateTableRequest>,
+) -> Result<Response<pb::CreateTableResponse>, Status> {
+    // The authentication layer let only `admin` and `matchmaker` callers through.
+    let admission_caller = request.extensions().get::<Caller>().cloned();
+    let caller = caller(&request)?;
+    let r = request.into_inner();
+    not_too_large(&r)?;
+    let id = request_id(&r.request_id)?;
+    let rules = rules_from_proto(r.rules.as_ref())?;
+    let admission = admission_from_proto(&r, admission_caller.as_ref())?;
+    let mut seats: [Option<String>; 4] = Default::default();
+    for (i, a) in r.seats.iter().enumerate() {
+        let seat = seat_arg(a.seat, &format!("seats[{i}].seat"))?;
+        match &a.occupant {
+            Some(pb::seat_assignment::Occupant::Player(p)) if p.starts_with("players/") => {
+                fields::text(&format!("seats[{i}].player"), p)?;
+                if seats[seat as usize].replace(p.clone()).is_some() {
+                    return Err(status::invalid_argument(
+                        Reason::InvalidSeat,
+                        &format!("seats[{i}].seat"),
+                        "a seat is assigned twice",
+                    ));
+                }
+            }
+            Some(pb::seat_assignment::Occupant::Bot(level)) => {
+                let name = bot_name(bot_level_from_proto(*level), seat);
+                if seats[seat as usize].replace(name).is_some() {
+                    return Err(status::invalid_argument(
+                        Reason::InvalidSeat,
+                        &format!("seats[{i}].seat"),
+                        "a seat is assigned twice",
+                    ));
+                }
+            }
+            _ => {
+                return Err(status::invalid_argument(
+                    Reason::MissingField,
+                    &format!("seats[{i}].player"),
+                    "name a player as players/{id}",
+                ));
+            }
+        }
+    }
+    if let Some(level) = r.empty_seat_bots {
+        for (seat, occupant) in seats.iter_mut().enumerate() {
+            if occupant.is_none() {
+                *occupant = Some(bot_name(bot_level_from_proto(level), seat as u8));
+            }
+        }
+    }
+    let outcome = api
+        .tables
+        .create(&caller, id, rules, seats, admission, trace())
+        .await
+        .map_err(status_of)?;
+    Ok(Response::new(pb::CreateTableResponse {
+        table: Some(table_to_proto(&outcome.summary)),
+    }))
+}
+
+pub(super) async fn join_seat(
+    api: &TableApi,
+    request: Request<pb::JoinSeatRequest>,
+) -> Result<Response<pb::JoinSeatResponse>, Status> {
+    let caller = caller(&request)?;
+    // Shown to the other players as is: accounts checked it (1-24 characters) when it
+    // signed the token.
+    let name = request
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| c.name.clone());
+    let r = request.into_inner();
+    let id = table_id(&r.table, "table")?;
+    let rid = request_id(&r.request_id)?;
+    let seat = r.seat.map(|s| seat_arg(s, "seat")).transpose()?;
+    let command = TableCommand::Join {
+        name,
+        player: caller.clone(),
+        seat,
+    };
+    let outcome = api
+        .tables
+        .submit(Submission::new(id, &caller, rid, command).traced(trace()))
+        .await
+        .map_err(status_of)?;
+    Ok(Response::new(pb::JoinSeatResponse {
+        view: Some(view_to_proto(&outcome)),
+    }))
+}
+
+pub(super) async fn leave_seat(
+    api: &TableApi,
+    request: Request<pb::LeaveSeatRequest>,
+) -> Result<Response<pb::LeaveSeatResponse>, Status> {
+    let caller = caller(&request)?;
+    let r = request.into_inner();
+    let id = table_id(&r.table, "table")?;
+    let rid = request_id(&r.request_id)?;
+    let command = TableCommand::Leave {
+        player: caller.clone(),
+    };
+    api.tables
+        .submit(Submission::new(id, &caller, rid, command).traced(trace()))
+        .await
+        .map_err(status_of)?;
+    Ok(Response::new(pb::LeaveSeatResponse {}))
+}

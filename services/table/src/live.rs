@@ -1,0 +1,247 @@
+//! The live side of the tables in this process: after every append it arms what is due next in
+//! Redis (`deadlines`), a sweeper claims what is due and plays it through the command path like a
+//! person ([`TableCommand::Server`] via [`Tables::submit`], with a request id derived from the
+//! table and the turn or version, so a repeat is answered from the store and changes nothing),
+//! and a reconciler arms again whatever Redis lost.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use okey_platform::LiveSettings;
+use okey_rules::Command;
+use sqlx::types::Uuid;
+use tokio::sync::{Notify, mpsc};
+
+use crate::deadlines::{Appended, Deadlines, Due, DueKind, next_due};
+use crate::domain::{Table, TableError, TableEvent, server_command};
+use crate::service::{AppendObserver, ServiceError, Submission, Tables};
+
+/// The actor recorded on everything the server plays for a seat.
+pub const SERVER_ACTOR: &str = "server";
+
+/// Appends armed in one Redis round trip, at most.
+const ARM_BATCH: usize = 256;
+
+/// The live side of the tables in this process: arms after appends, sweeps, reconciles.
+#[derive(Clone)]
+pub struct Live {
+    deadlines: Deadlines,
+    settings: LiveSettings,
+    tx: mpsc::UnboundedSender<Appended>,
+    nudge: Arc<Notify>,
+}
+
+impl AppendObserver for Live {
+    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) {
+        let now = self.deadlines.now_ms();
+        let arming = next_due(table_id, after, events, now, self.settings.bot_pace_ms);
+        let _ = self.tx.send(Appended {
+            table_id,
+            version: after.version,
+            arming,
+        });
+    }
+}
+
+impl Live {
+    /// The live side, and the receiver its arming task reads (start it with [`Live::run`]).
+    pub fn new(deadlines: Deadlines, settings: LiveSettings) -> (Live, LiveTasks) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let live = Live {
+            deadlines,
+            settings,
+            tx,
+            nudge: Arc::new(Notify::new()),
+        };
+        (live, LiveTasks { rx })
+    }
+
+    pub fn deadlines(&self) -> &Deadlines {
+        &self.deadlines
+    }
+
+    /// Arms or clears after a batch of appends (in append order).
+    async fn write(&self, appended: &[Appended]) {
+        match self.deadlines.apply_all(appended).await {
+            Ok(()) => {
+                let now = self.deadlines.now_ms();
+                if appended
+                    .iter()
+                    .any(|a| a.arming.is_some_and(|a| a.at_ms <= now))
+                {
+                    self.nudge.notify_one();
+                }
+            }
+            // The reconciler arms them later.
+            Err(e) => {
+                tracing::warn!(error = %e, appends = appended.len(), "cannot arm deadlines")
+            }
+        }
+    }
+
+    /// Arms or clears what is due at `table_id` from its current state (the reconciler).
+    pub async fn rebuild(&self, tables: &Tables, table_id: Uuid) -> Result<(), ServiceError> {
+        let table = tables.state(table_id).await?;
+        let now = self.deadlines.now_ms();
+        let armed = match next_due(table_id, &table, &[], now, self.settings.bot_pace_ms) {
+            Some(arming) => self.deadlines.arm(&arming, true).await,
+            None => return Ok(()),
+        };
+        match armed {
+            Ok(true) => {
+                tracing::info!(%table_id, version = table.version, "deadline rebuilt");
+                self.nudge.notify_one();
+            }
+            Ok(false) => {}
+            Err(e) => tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline"),
+        }
+        Ok(())
+    }
+
+    /// Acts on one claimed due thing through the command path.
+    pub async fn act(&self, tables: &Tables, due: Due) {
+        let result = match due.kind {
+            DueKind::Turn { hand, turn } => {
+                let command = server_command(due.seat, Command::Timeout, Some((hand, turn)));
+                let request_id = due.request_id();
+                tables
+                    .submit(Submission::new(
+                        due.table,
+                        SERVER_ACTOR,
+                        &request_id,
+                        command,
+                    ))
+                    .await
+                    .map(|_| ())
+            }
+            DueKind::Bot { version } => self.bot_move(tables, due, version).await,
+        };
+        match result {
+            Ok(()) => {}
+            Err(ServiceError::Table(TableError::StaleTimeout | TableError::NotBotSeat(_)))
+            | Err(ServiceError::VersionConflict { .. }) => {
+                tracing::debug!(table = %due.table, "due thing overtaken by the table");
+            }
+            Err(e) => tracing::warn!(error = %e, table = %due.table, "server play failed"),
+        }
+    }
+
+    /// A bot's command for its seat, decided on that seat's view alone. A command the rules
+    /// refuse (which a bot should never send) falls back to the timeout play, so a table never
+    /// stalls.
+    async fn bot_move(&self, tables: &Tables, due: Due, version: u64) -> Result<(), ServiceError> {
+        let table = tables.state(due.table).await?;
+        if table.version != version {
+            return Ok(());
+        }
+        let (Some(level), Some(view), Some(hand)) = (
+            table.bot_level_of(due.seat),
+            table.seat_view(due.seat),
+            table.hand.as_ref(),
+        ) else {
+            return Ok(());
+        };
+        let turn = Some((table.hand_number, hand.turn.number));
+        let command = level.bot().act(&view);
+        let request_id = due.request_id();
+        let command = server_command(due.seat, command, None);
+        let played = tables
+            .submit(
+                Submission::new(due.table, SERVER_ACTOR, &request_id, command)
+                    .expecting(Some(version)),
+            )
+            .await;
+        match played {
+            Err(ServiceError::Table(TableError::Rule(rule))) => {
+                tracing::warn!(%rule, table = %due.table, seat = due.seat, "bot command refused; playing the timeout");
+                let request_id = format!("{request_id}/timeout");
+                let command = server_command(due.seat, Command::Timeout, turn);
+                tables
+                    .submit(
+                        Submission::new(due.table, SERVER_ACTOR, &request_id, command)
+                            .expecting(Some(version)),
+                    )
+                    .await
+                    .map(|_| ())
+            }
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// Walks every table being played and rebuilds what is missing.
+    pub async fn reconcile(&self, tables: &Tables) {
+        let active = match tables.store().active_tables().await {
+            Ok(ids) => ids,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot list the tables being played");
+                return;
+            }
+        };
+        for table_id in active {
+            if let Err(e) = self.rebuild(tables, table_id).await {
+                tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline");
+            }
+        }
+    }
+}
+
+/// The receiving end of the arming channel, consumed by [`Live::run`].
+pub struct LiveTasks {
+    rx: mpsc::UnboundedReceiver<Appended>,
+}
+
+impl Live {
+    /// Runs the arming task, the sweeper and the reconciler until the process stops.
+    pub async fn run(self, tables: Tables, tasks: LiveTasks) {
+        let mut rx = tasks.rx;
+        let armer = {
+            let live = self.clone();
+            async move {
+                // Whatever queued up while the last batch was written goes in the next one.
+                let mut batch = Vec::new();
+                while rx.recv_many(&mut batch, ARM_BATCH).await > 0 {
+                    live.write(&batch).await;
+                    batch.clear();
+                }
+            }
+        };
+        let sweeper = {
+            let live = self.clone();
+            let tables = tables.clone();
+            async move {
+                let every = Duration::from_millis(live.settings.sweep_interval_ms);
+                loop {
+                    let _ = tokio::time::timeout(every, live.nudge.notified()).await;
+                    loop {
+                        let claimed = match live.deadlines.claim().await {
+                            Ok(claimed) => claimed,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "cannot sweep deadlines");
+                                break;
+                            }
+                        };
+                        if claimed.is_empty() {
+                            break;
+                        }
+                        for due in claimed {
+                            let live = live.clone();
+                            let tables = tables.clone();
+                            tokio::spawn(async move { live.act(&tables, due).await });
+                        }
+                    }
+                }
+            }
+        };
+        let reconciler = {
+            let live = self.clone();
+            async move {
+                let every = Duration::from_millis(live.settings.reconcile_interval_ms);
+                loop {
+                    live.reconcile(&tables).await;
+                    tokio::time::sleep(every).await;
+                }
+            }
+        };
+        tokio::join!(armer, sweeper, reconciler);
+    }
+}

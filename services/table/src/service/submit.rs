@@ -1,0 +1,457 @@
+//! Deciding and appending: a new table, and a command on one, each answered once per request id
+//! (a retry gets the first answer from the store), with the retries an append may need.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use okey_rules::{RuleSet, Seat};
+use serde::{Deserialize, Serialize};
+use sqlx::types::Uuid;
+
+use super::cache::Entry;
+use super::read::{outcome_of, summary};
+use super::watch::Feed;
+use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
+use crate::domain::{Admission, Decision, Phase, Table, TableCommand, TableEvent, show};
+use crate::ids::{new_seed, random_uuid};
+use crate::store::{Append, AppendError, Metadata};
+
+/// What `handled_commands.response` holds: enough to give a retry the first answer.
+///
+/// A command stores only the versions it appended and who saw them: its events are immutable at
+/// those versions, so the first answer is rebuilt exactly from the store (the events, and the
+/// state folded to `last`). This keeps the row small (no view, no TOAST compression) and spares
+/// serializing a view nobody may ask for again. `CreateTable` (and rows written before this
+/// form) keep the whole outcome.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Answer {
+    Versions {
+        first: u64,
+        last: u64,
+        /// The seat the events were shown to (the caller's, before or after the command).
+        viewer: Option<Seat>,
+    },
+    Outcome(Box<Outcome>),
+}
+
+/// A command to play at a table, as one caller sent it.
+#[derive(Clone, Debug)]
+pub struct Submission<'a> {
+    pub table_id: Uuid,
+    /// Who plays it (`players/{id}`, or the server).
+    pub actor: &'a str,
+    /// The caller's id for this request: a retry with it gets the first answer.
+    pub request_id: &'a str,
+    pub command: TableCommand,
+    /// The version the caller decided on (`None`: whatever the table is at). Any other is a
+    /// [`ServiceError::VersionConflict`].
+    pub expected_version: Option<u64>,
+    /// The trace context recorded with the events.
+    pub trace: BTreeMap<String, String>,
+}
+
+impl<'a> Submission<'a> {
+    /// `command` from `actor` at `table_id`, at whatever version the table is, untraced.
+    pub fn new(
+        table_id: Uuid,
+        actor: &'a str,
+        request_id: &'a str,
+        command: TableCommand,
+    ) -> Submission<'a> {
+        Submission {
+            table_id,
+            actor,
+            request_id,
+            command,
+            expected_version: None,
+            trace: BTreeMap::new(),
+        }
+    }
+
+    /// Only at `version` (none: any).
+    pub fn expecting(mut self, version: Option<u64>) -> Submission<'a> {
+        self.expected_version = version;
+        self
+    }
+
+    /// Recorded with `trace` (the W3C trace context of the call).
+    pub fn traced(mut self, trace: BTreeMap<String, String>) -> Submission<'a> {
+        self.trace = trace;
+        self
+    }
+}
+
+/// What one decide-and-append came to.
+enum Attempt {
+    /// The answer: the first one (a retried request) or the table as it is (nothing changed).
+    Answered(Outcome),
+    /// Appended here: the answer, and what the table's streams are told once its lock is
+    /// released.
+    Appended {
+        outcome: Outcome,
+        feed: Arc<Feed>,
+        version: u64,
+        finished: bool,
+    },
+    /// Decide again on the table caught up with the store.
+    Again,
+}
+
+/// The key a request id is de-duplicated under: the caller plus the id, so two players' ids never
+/// collide.
+fn request_key(actor: &str, request_id: &str) -> String {
+    format!("{actor} {request_id}")
+}
+
+/// A new table's id, derived from the creator and its request id (sha256), so a retried
+/// CreateTable lands on the same stream on any replica and is answered from `handled_commands`.
+fn derived_table_id(actor: &str, request_id: &str) -> Uuid {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("okey table v1\n{actor}\n{request_id}"));
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    sqlx::types::uuid::Builder::from_random_bytes(bytes).into_uuid()
+}
+
+impl Tables {
+    /// Creates a table. A retry (same caller and request id) returns the first answer.
+    pub async fn create(
+        &self,
+        actor: &str,
+        request_id: &str,
+        rules: RuleSet,
+        seats: [Option<String>; 4],
+        admission: Admission,
+        trace: BTreeMap<String, String>,
+    ) -> Result<Outcome, ServiceError> {
+        // The table id is derived from the creator's request id so a retry lands on the same
+        // stream and is answered from `handled_commands`.
+        let table_id = derived_table_id(actor, request_id);
+        let key = request_key(actor, request_id);
+        if let Some(first) = self.answered_unlocked(table_id, &key, actor).await? {
+            return Ok(first);
+        }
+        let seed = new_seed();
+        let decision = Table::create_with(rules.clone(), seats, admission, &seed)
+            .map_err(ServiceError::InvalidRules)?;
+        let mut seeds = BTreeMap::new();
+        if let Some((n, seed)) = decision.dealt {
+            seeds.insert(n, seed);
+        }
+        let table = Table::replay(&decision.events, seeds);
+        // Like any command's, the answer is rebuilt from the store on a retry: the creation time
+        // is the stored one, which this process learns only from the append.
+        let answer = Answer::Versions {
+            first: 1,
+            last: table.version,
+            viewer: table.seat_of(actor),
+        };
+        let response = serde_json::to_vec(&answer).expect("answers serialize");
+        let metadata = Metadata {
+            actor: actor.to_owned(),
+            trace,
+            schema: 1,
+        };
+        let appended = self
+            .store
+            .append(Append {
+                table_id,
+                expected: 0,
+                events: &decision.events,
+                metadata: &metadata,
+                request: Some((&key, &response)),
+                dealt: decision.dealt,
+                revealed: None,
+                create: Some(serde_json::to_value(&rules).expect("rules serialize")),
+            })
+            .await;
+        match appended {
+            Ok(stored) => {
+                if let Some(observer) = &self.observer {
+                    observer.appended(table_id, &table, &decision.events);
+                }
+                let created_at = stored.first().map(|e| e.recorded_at);
+                let outcome = Outcome {
+                    summary: summary(&table, table_id, created_at),
+                    seat: table.seat_of(actor),
+                    events: Vec::new(),
+                    view: None,
+                    public: None,
+                };
+                self.outbox.queue(stored);
+                Ok(outcome)
+            }
+            Err(AppendError::Duplicate | AppendError::Conflict) => {
+                match self.answered_unlocked(table_id, &key, actor).await? {
+                    Some(first) => Ok(first),
+                    None => Err(ServiceError::Busy),
+                }
+            }
+            Err(AppendError::Database(e)) => Err(e.into()),
+        }
+    }
+
+    /// Plays a command. A retry (same caller and request id) returns the first answer and
+    /// changes nothing; a rejected command stores nothing.
+    pub async fn submit(&self, submission: Submission<'_>) -> Result<Outcome, ServiceError> {
+        let table_id = submission.table_id;
+        let key = request_key(submission.actor, submission.request_id);
+        let mut entry = self.lock_entry(table_id).await;
+        if entry.table.is_none() {
+            self.catch_up(table_id, &mut entry).await?;
+        }
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                self.catch_up(table_id, &mut entry).await?;
+            }
+            let tried = self
+                .attempt(&submission, &key, &mut entry, attempt == 0)
+                .await?;
+            match tried {
+                Attempt::Answered(outcome) => return Ok(outcome),
+                Attempt::Appended {
+                    outcome,
+                    feed,
+                    version,
+                    finished,
+                } => {
+                    // The lock is released first: a stream woken here reads the table at once.
+                    drop(entry);
+                    feed.version.send_replace(version);
+                    if finished {
+                        self.forget(table_id);
+                    }
+                    return Ok(outcome);
+                }
+                Attempt::Again => {}
+            }
+        }
+        Err(ServiceError::Busy)
+    }
+
+    /// Decides `submission` once on the table as held, and appends what it decided. On the
+    /// first try the table in memory may be behind another replica's appends: a version or a
+    /// refusal that may come from that is checked against the store before it is answered.
+    async fn attempt(
+        &self,
+        submission: &Submission<'_>,
+        key: &str,
+        entry: &mut Entry,
+        first_try: bool,
+    ) -> Result<Attempt, ServiceError> {
+        let table_id = submission.table_id;
+        let table = entry.table.as_ref().expect("loaded before the first try");
+        let before = table.version;
+        if let Some(expected) = submission.expected_version
+            && expected != before
+        {
+            if first_try {
+                return Ok(Attempt::Again);
+            }
+            return match self
+                .answered(table_id, key, submission.actor, entry)
+                .await?
+            {
+                Some(first) => Ok(Attempt::Answered(first)),
+                None => Err(ServiceError::VersionConflict {
+                    expected,
+                    actual: before,
+                }),
+            };
+        }
+        let decision = match table.decide(&submission.command, &new_seed()) {
+            Ok(decision) => decision,
+            Err(refused) => {
+                if let Some(first) = self
+                    .answered(table_id, key, submission.actor, entry)
+                    .await?
+                {
+                    return Ok(Attempt::Answered(first));
+                }
+                if first_try {
+                    self.catch_up(table_id, entry).await?;
+                    if entry.table.as_ref().is_some_and(|t| t.version != before) {
+                        return Ok(Attempt::Again);
+                    }
+                }
+                return Err(refused.into());
+            }
+        };
+        if decision.events.is_empty() {
+            if let Some(first) = self
+                .answered(table_id, key, submission.actor, entry)
+                .await?
+            {
+                return Ok(Attempt::Answered(first));
+            }
+            let table = entry.table.as_ref().expect("loaded before the first try");
+            let outcome = outcome_of(
+                table,
+                table_id,
+                entry.created_at,
+                submission.actor,
+                Vec::new(),
+            );
+            return Ok(Attempt::Answered(outcome));
+        }
+        self.append(submission, key, entry, decision).await
+    }
+
+    /// Appends a decision at the version it was made on. A duplicate request id is answered
+    /// with the first answer; a version another replica took first is decided again.
+    async fn append(
+        &self,
+        submission: &Submission<'_>,
+        key: &str,
+        entry: &mut Entry,
+        decision: Decision,
+    ) -> Result<Attempt, ServiceError> {
+        let table_id = submission.table_id;
+        let actor = submission.actor;
+        let table = entry.table.as_ref().expect("loaded before the first try");
+        let before = table.version;
+        let mut after = table.clone();
+        let first = after.version + 1;
+        after.apply(&decision);
+        let viewer = after.seat_of(actor).or(table.seat_of(actor));
+        let answer = Answer::Versions {
+            first,
+            last: after.version,
+            viewer,
+        };
+        let response = serde_json::to_vec(&answer).expect("answers serialize");
+        let revealed = decision.events.iter().find_map(|e| match e {
+            TableEvent::HandEnded { hand_number, .. } => Some(*hand_number),
+            _ => None,
+        });
+        let metadata = Metadata {
+            actor: actor.to_owned(),
+            trace: submission.trace.clone(),
+            schema: 1,
+        };
+        let appended = self
+            .store
+            .append(Append {
+                table_id,
+                expected: before,
+                events: &decision.events,
+                metadata: &metadata,
+                request: Some((key, &response)),
+                dealt: decision.dealt,
+                revealed,
+                create: None,
+            })
+            .await;
+        match appended {
+            Ok(stored) => {
+                self.metrics.appended.add(stored.len() as u64, &[]);
+                let version = after.version;
+                if let Some(observer) = &self.observer {
+                    observer.appended(table_id, &after, &decision.events);
+                }
+                let shown = decision
+                    .events
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| (first + i as u64, show(e, viewer, |n| after.seed(n))))
+                    .collect();
+                let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
+                let finished = after.phase == Phase::Finished;
+                entry.table = Some(after);
+                // Still under the table's lock: the publisher and the update streams get a
+                // table's events in version order.
+                let feed = self.feed(table_id);
+                feed.remember(&stored);
+                self.outbox.queue(stored);
+                Ok(Attempt::Appended {
+                    outcome,
+                    feed,
+                    version,
+                    finished,
+                })
+            }
+            Err(AppendError::Duplicate) => {
+                match self.answered(table_id, key, actor, entry).await? {
+                    Some(first) => Ok(Attempt::Answered(first)),
+                    None => Ok(Attempt::Again),
+                }
+            }
+            Err(AppendError::Conflict) => {
+                self.metrics.conflicts.add(1, &[]);
+                tracing::debug!(%table_id, "version conflict; reloading");
+                Ok(Attempt::Again)
+            }
+            Err(AppendError::Database(e)) => Err(e.into()),
+        }
+    }
+
+    /// The first answer to a request this table already handled (see [`Answer`]), if any.
+    async fn answered(
+        &self,
+        table_id: Uuid,
+        key: &str,
+        actor: &str,
+        entry: &mut Entry,
+    ) -> Result<Option<Outcome>, ServiceError> {
+        let Some(stored) = self.store.handled(table_id, key).await? else {
+            return Ok(None);
+        };
+        let answer: Answer = serde_json::from_slice(&stored).map_err(|e| {
+            tracing::error!(%table_id, error = %e, "a stored answer does not decode");
+            ServiceError::StoredAnswer
+        })?;
+        let (first, last, viewer) = match answer {
+            Answer::Outcome(outcome) => return Ok(Some(*outcome)),
+            Answer::Versions {
+                first,
+                last,
+                viewer,
+            } => (first, last, viewer),
+        };
+        if entry.table.as_ref().is_none_or(|t| t.version < last) {
+            self.catch_up(table_id, entry).await?;
+        }
+        let replayed;
+        let (state, created_at) = match &entry.table {
+            Some(t) if t.version == last => (t, entry.created_at),
+            _ => {
+                replayed = self.replay_to(table_id, last).await?;
+                (&replayed.0, replayed.1)
+            }
+        };
+        let events = self
+            .store
+            .load_after(table_id, first - 1, (last + 1 - first) as i64)
+            .await?;
+        let shown = events
+            .iter()
+            .map(|e| (e.version, show(&e.event, viewer, |n| state.seed(n))))
+            .collect();
+        Ok(Some(outcome_of(state, table_id, created_at, actor, shown)))
+    }
+
+    /// [`Self::answered`] for a caller that does not hold the table's lock.
+    async fn answered_unlocked(
+        &self,
+        table_id: Uuid,
+        key: &str,
+        actor: &str,
+    ) -> Result<Option<Outcome>, ServiceError> {
+        let mut entry = self.lock_entry(table_id).await;
+        self.answered(table_id, key, actor, &mut entry).await
+    }
+
+    /// `player` is back (see `okey_table::absence`): takes their seat from the bot if one holds it (a command the rules
+    /// refused, or an update stream opening, still brings the player back). Stores nothing
+    /// otherwise.
+    pub async fn reclaim(&self, table_id: Uuid, player: &str) -> Result<(), ServiceError> {
+        let request_id = format!("reclaim/{}", random_uuid());
+        let command = TableCommand::Reclaim {
+            player: player.to_owned(),
+        };
+        self.submit(Submission::new(table_id, player, &request_id, command))
+            .await
+            .map(|_| ())
+    }
+}
