@@ -252,6 +252,8 @@ reasons! {
     InvalidPageSize = "invalid_page_size" => InvalidArgument,
     /// A page token this server did not give.
     InvalidPageToken = "invalid_page_token" => InvalidArgument,
+    /// No such match, or the caller did not play it and may not read others'.
+    MatchNotFound = "match_not_found" => NotFound,
 
     // Service.
     /// The RPC is in the contract but not served yet.

@@ -1,35 +1,292 @@
 //! The `okey.v1.ScoringService` API over gRPC: the only module of this service that knows the
-//! generated (prost) types; it converts them to domain types and maps domain errors to
-//! `tonic::Status` in one place.
-//!
-//! Every RPC answers UNIMPLEMENTED (`not_implemented_yet`) for now: the contract is in place, the
-//! behaviour arrives with a later scoring issue.
+//! generated (prost) types; it checks who calls and what they may read, converts rows to the
+//! wire and maps errors to `tonic::Status` in one place.
 
-use okey_platform::Dependencies;
-use okey_platform::status::not_implemented_yet;
+use chrono::{DateTime, Utc};
+use okey_platform::auth::{Caller, Role};
+use okey_platform::fields;
+use okey_platform::status::{self, Reason};
+use okey_proto::v1 as pb;
 use okey_proto::v1::scoring_service_server::ScoringService;
 use okey_proto::v1::{
-    GetMatchResultRequest, GetMatchResultResponse, ListLedgerEntriesRequest,
-    ListLedgerEntriesResponse, ListMatchResultsRequest, ListMatchResultsResponse,
-    ListStandingsRequest, ListStandingsResponse,
+    GetMatchResultRequest, GetMatchResultResponse, GetStandingRequest, GetStandingResponse,
+    ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListMatchResultsRequest,
+    ListMatchResultsResponse, ListStandingsRequest, ListStandingsResponse,
 };
+use okey_rules::{MatchLength, PlayableDiscard, RuleSet, Threshold};
+use sqlx::PgPool;
 use tonic::{Request, Response, Status};
+use uuid::Uuid;
 
-/// Where the RPCs of this API are going to come from.
-const ARRIVES_WITH: &str = "a later scoring issue";
+use crate::reads::{self, EntryRow, MatchRow, Period, Position, StandingRow};
+
+/// Page size when the request gives none.
+const DEFAULT_PAGE: i64 = 50;
+/// The largest page; a larger `page_size` is read as this.
+const MAX_PAGE: i64 = 500;
 
 /// The ScoringService implementation.
 #[derive(Debug, Clone)]
 pub struct ScoringApi {
-    /// Postgres (ledgers, results) and NATS (table events).
-    #[allow(dead_code)] // Used once the RPCs are served.
-    dependencies: Dependencies,
+    pool: PgPool,
 }
 
 impl ScoringApi {
-    /// An API over the service's connections.
-    pub fn new(dependencies: Dependencies) -> Self {
-        ScoringApi { dependencies }
+    /// An API over the scoring database.
+    pub fn new(pool: PgPool) -> Self {
+        ScoringApi { pool }
+    }
+}
+
+fn database(e: sqlx::Error) -> Status {
+    tracing::warn!(error = %e, "scoring database");
+    status::error(
+        Reason::DependencyUnavailable,
+        "the scoring database is unavailable",
+    )
+}
+
+fn caller<T>(request: &Request<T>) -> Result<Caller, Status> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))
+}
+
+/// Analysts, support staff and admins read everyone's records.
+fn reads_everyone(caller: &Caller) -> bool {
+    caller
+        .roles
+        .iter()
+        .any(|r| matches!(r, Role::Analyst | Role::Support | Role::Admin))
+}
+
+/// Whose records a `players/…` name asks for: `Some(player)`, or `None` for everyone's
+/// (`players/-`, when `everyone` is allowed).
+fn whose(
+    caller: &Caller,
+    field: &str,
+    name: &str,
+    everyone: bool,
+) -> Result<Option<String>, Status> {
+    fields::text(field, name)?;
+    let id = name
+        .strip_prefix("players/")
+        .filter(|id| !id.is_empty() && !id.contains('/'))
+        .ok_or_else(|| {
+            status::invalid_argument(
+                Reason::InvalidName,
+                field,
+                format!("{field} must be players/{{player}}, players/me or players/-"),
+            )
+        })?;
+    let own = format!("players/{}", caller.player_id);
+    let asked = match id {
+        "me" => return Ok(Some(own)),
+        "-" if everyone => None,
+        "-" => {
+            return Err(status::invalid_argument(
+                Reason::InvalidName,
+                field,
+                format!("{field} names one player here"),
+            ));
+        }
+        _ => Some(name.to_owned()),
+    };
+    if asked.as_deref() != Some(own.as_str()) && !reads_everyone(caller) {
+        return Err(status::error(
+            Reason::RoleRequired,
+            "another player's records need the role analyst or support",
+        ));
+    }
+    Ok(asked)
+}
+
+fn page_size(size: i32) -> Result<i64, Status> {
+    match i64::from(size) {
+        0 => Ok(DEFAULT_PAGE),
+        n if n < 0 => Err(status::invalid_argument(
+            Reason::InvalidPageSize,
+            "page_size",
+            "page_size must not be negative",
+        )),
+        n => Ok(n.min(MAX_PAGE)),
+    }
+}
+
+fn bad_token() -> Status {
+    status::invalid_argument(
+        Reason::InvalidPageToken,
+        "page_token",
+        "page_token was not given by this server for this request",
+    )
+}
+
+fn position(token: &str) -> Result<Option<Position>, Status> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    fields::text("page_token", token)?;
+    Position::from_token(token).map(Some).ok_or_else(bad_token)
+}
+
+fn match_id(field: &str, name: &str) -> Result<Uuid, Status> {
+    fields::text(field, name)?;
+    name.strip_prefix("matches/")
+        .and_then(|id| Uuid::parse_str(id).ok())
+        .ok_or_else(|| {
+            status::invalid_argument(
+                Reason::InvalidName,
+                field,
+                format!("{field} must be matches/{{uuid}}"),
+            )
+        })
+}
+
+fn period(value: i32) -> Result<Period, Status> {
+    match pb::StandingsPeriod::try_from(value) {
+        Ok(pb::StandingsPeriod::Unspecified) => Ok(Period::AllTime),
+        Ok(pb::StandingsPeriod::Day) => Ok(Period::Day),
+        Ok(pb::StandingsPeriod::Week) => Ok(Period::Week),
+        Ok(pb::StandingsPeriod::Month) => Ok(Period::Month),
+        Err(_) => Err(status::invalid_argument(
+            Reason::MissingField,
+            "period",
+            "unknown period",
+        )),
+    }
+}
+
+fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.timestamp(),
+        nanos: t.timestamp_subsec_nanos() as i32,
+    }
+}
+
+fn entry_to_proto(e: EntryRow) -> pb::LedgerEntry {
+    let owner = e.player_id.clone().unwrap_or_else(|| "players/-".into());
+    pb::LedgerEntry {
+        name: format!("{owner}/ledgerEntries/{}", e.entry_id),
+        r#match: format!("matches/{}", e.match_id),
+        table: format!("tables/{}", e.match_id),
+        hand_number: e.hand_number,
+        seat: e.seat,
+        kind: match e.kind.as_str() {
+            "penalty" => pb::LedgerEntryKind::Penalty,
+            "void" => pb::LedgerEntryKind::Voided,
+            "hand_score" => pb::LedgerEntryKind::HandScore,
+            "floor" => pb::LedgerEntryKind::Floor,
+            _ => pb::LedgerEntryKind::Unspecified,
+        } as i32,
+        points: e.points,
+        reason: e.reason,
+        table_version: e.table_version,
+        create_time: Some(timestamp(e.event_time)),
+        event_id: e.event_id.to_string(),
+        player: e.player_id.unwrap_or_default(),
+        team: e.team,
+        penalty_id: e.penalty_id,
+        voided_by: e.voided_by.unwrap_or_default(),
+        multiplier: e.multiplier.unwrap_or_default(),
+        basis: e.basis.unwrap_or_default(),
+    }
+}
+
+fn rules_to_proto(r: &RuleSet) -> pb::RuleSet {
+    pb::RuleSet {
+        preset: r.preset.name().to_owned(),
+        threshold: match r.threshold {
+            Threshold::Standard => pb::ThresholdMode::Standard,
+            Threshold::Raising => pb::ThresholdMode::Raising,
+        } as i32,
+        partners: Some(r.partners),
+        run_wraps_after_thirteen: Some(r.run_wraps_12_13_1),
+        in_play_penalties: Some(r.in_play_penalties),
+        playable_discard: match r.playable_discard {
+            PlayableDiscard::Auto => pb::PlayableDiscardMode::Auto,
+            PlayableDiscard::Called => pb::PlayableDiscardMode::Called,
+        } as i32,
+        act_after_opening_same_turn: Some(r.act_after_opening_same_turn),
+        pairs_take_discard: Some(r.pairs_take_discard),
+        match_length: Some(pb::MatchLength {
+            length: Some(match r.match_length {
+                MatchLength::Hands(n) => pb::match_length::Length::Hands(n as i32),
+                MatchLength::PenaltyLimit(n) => pb::match_length::Length::PenaltyLimit(n as i32),
+            }),
+        }),
+        turn_seconds: r.turn_seconds as i32,
+    }
+}
+
+fn match_to_proto(m: MatchRow) -> pb::MatchResult {
+    let rules = serde_json::from_value::<RuleSet>(m.rules)
+        .ok()
+        .map(|r| rules_to_proto(&r));
+    let seats = (0..4)
+        .map(|s| pb::PlayerSummary {
+            player: m.seat_players.get(s).cloned().flatten().unwrap_or_default(),
+            display_name: m.names.get(s).cloned().flatten().unwrap_or_default(),
+            avatar_ref: String::new(),
+            bot: m.bots.get(s).copied().unwrap_or(false),
+        })
+        .collect();
+    let verified = m.ended_at.is_some() && m.hands.iter().all(|h| h.verified);
+    let hands = m
+        .hands
+        .into_iter()
+        .map(|h| pb::HandResult {
+            hand_number: h.hand_number,
+            outcome: match h.outcome.as_str() {
+                "finished" => pb::HandOutcome::Finished,
+                "pile_empty" => pb::HandOutcome::PileEmpty,
+                "cancelled" => pb::HandOutcome::Cancelled,
+                _ => pb::HandOutcome::Unspecified,
+            } as i32,
+            winner: h.winner_seat,
+            scores: h.scores,
+            penalties: h.penalties,
+            seed_sha256: h.seed_sha256,
+            seed: h.seed,
+            verified: h.verified,
+            multiplier: h.multiplier,
+            totals: h.totals_after,
+        })
+        .collect();
+    pb::MatchResult {
+        name: format!("matches/{}", m.match_id),
+        table: format!("tables/{}", m.match_id),
+        rules,
+        seats,
+        hands,
+        totals: m
+            .totals
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| i32::try_from(t).unwrap_or(i32::MAX))
+            .collect(),
+        winners: m.winners.unwrap_or_default(),
+        start_time: m.started_at.map(timestamp),
+        end_time: m.ended_at.map(timestamp),
+        ranked: m.ranked,
+        draw: m.draw.unwrap_or(false),
+        verified,
+    }
+}
+
+fn standing_to_proto(s: StandingRow) -> pb::Standing {
+    pb::Standing {
+        rank: i32::try_from(s.rank).unwrap_or(i32::MAX),
+        player: Some(pb::PlayerSummary {
+            player: s.player,
+            display_name: s.display_name.unwrap_or_default(),
+            avatar_ref: String::new(),
+            bot: false,
+        }),
+        matches_played: s.played,
+        matches_won: s.won,
+        mean_match_total: s.mean,
     }
 }
 
@@ -37,41 +294,196 @@ impl ScoringApi {
 impl ScoringService for ScoringApi {
     async fn list_standings(
         &self,
-        _request: Request<ListStandingsRequest>,
+        request: Request<ListStandingsRequest>,
     ) -> Result<Response<ListStandingsResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.ScoringService/ListStandings",
-            ARRIVES_WITH,
-        ))
+        caller(&request)?;
+        let r = request.into_inner();
+        let limit = page_size(r.page_size)?;
+        let (from, to, after) = match position(&r.page_token)? {
+            None => {
+                let (from, to) = period(r.period)?.bounds(Utc::now());
+                (from, to, None)
+            }
+            Some(Position::Standings {
+                from,
+                to,
+                won,
+                mean,
+                played,
+                player,
+            }) => {
+                if period(r.period)?.bounds(from).0 != from {
+                    return Err(bad_token());
+                }
+                (from, to, Some((won, mean, played, player)))
+            }
+            Some(_) => return Err(bad_token()),
+        };
+        let rows = reads::standings(&self.pool, from, to, after, limit + 1)
+            .await
+            .map_err(database)?;
+        let (rows, more) = split(rows, limit);
+        let next_page_token = match (more, rows.last()) {
+            (true, Some(last)) => Position::Standings {
+                from,
+                to,
+                won: last.won,
+                mean: last.mean,
+                played: last.played,
+                player: last.player.clone(),
+            }
+            .token(),
+            _ => String::new(),
+        };
+        Ok(Response::new(ListStandingsResponse {
+            standings: rows.into_iter().map(standing_to_proto).collect(),
+            next_page_token,
+        }))
     }
 
     async fn list_ledger_entries(
         &self,
-        _request: Request<ListLedgerEntriesRequest>,
+        request: Request<ListLedgerEntriesRequest>,
     ) -> Result<Response<ListLedgerEntriesResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.ScoringService/ListLedgerEntries",
-            ARRIVES_WITH,
-        ))
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        let player = whose(&caller, "parent", &r.parent, true)?;
+        let filter = if r.r#match.is_empty() {
+            None
+        } else {
+            Some(match_id("match", &r.r#match)?)
+        };
+        let limit = page_size(r.page_size)?;
+        let parent = player.clone().unwrap_or_else(|| "players/-".into());
+        let below = match position(&r.page_token)? {
+            None => None,
+            Some(Position::Ledger {
+                parent: p,
+                match_id: m,
+                below,
+            }) if p == parent && m == filter => Some(below),
+            Some(_) => return Err(bad_token()),
+        };
+        let rows = reads::ledger_entries(&self.pool, player.as_deref(), filter, below, limit + 1)
+            .await
+            .map_err(database)?;
+        let (rows, more) = split(rows, limit);
+        let next_page_token = match (more, rows.last()) {
+            (true, Some(last)) => Position::Ledger {
+                parent,
+                match_id: filter,
+                below: last.entry_id,
+            }
+            .token(),
+            _ => String::new(),
+        };
+        Ok(Response::new(ListLedgerEntriesResponse {
+            entries: rows.into_iter().map(entry_to_proto).collect(),
+            next_page_token,
+        }))
     }
 
     async fn get_match_result(
         &self,
-        _request: Request<GetMatchResultRequest>,
+        request: Request<GetMatchResultRequest>,
     ) -> Result<Response<GetMatchResultResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.ScoringService/GetMatchResult",
-            ARRIVES_WITH,
-        ))
+        let caller = caller(&request)?;
+        let id = match_id("name", &request.get_ref().name)?;
+        let row = reads::match_result(&self.pool, id)
+            .await
+            .map_err(database)?;
+        let own = format!("players/{}", caller.player_id);
+        let Some(row) = row.filter(|m| {
+            reads_everyone(&caller) || m.seat_players.iter().any(|p| p.as_deref() == Some(&own))
+        }) else {
+            return Err(status::error(
+                Reason::MatchNotFound,
+                "no such match among those the caller may read",
+            ));
+        };
+        Ok(Response::new(GetMatchResultResponse {
+            result: Some(match_to_proto(row)),
+        }))
     }
 
     async fn list_match_results(
         &self,
-        _request: Request<ListMatchResultsRequest>,
+        request: Request<ListMatchResultsRequest>,
     ) -> Result<Response<ListMatchResultsResponse>, Status> {
-        Err(not_implemented_yet(
-            "okey.v1.ScoringService/ListMatchResults",
-            ARRIVES_WITH,
-        ))
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        let player = whose(&caller, "parent", &r.parent, false)?
+            .expect("one player unless everyone is allowed");
+        let limit = page_size(r.page_size)?;
+        let after = match position(&r.page_token)? {
+            None => None,
+            Some(Position::Results {
+                player: p,
+                ended_at,
+                match_id,
+            }) if p == player => Some((ended_at, match_id)),
+            Some(_) => return Err(bad_token()),
+        };
+        let keys = reads::matches_of(&self.pool, &player, after, limit + 1)
+            .await
+            .map_err(database)?;
+        let (keys, more) = split(keys, limit);
+        let mut results = Vec::with_capacity(keys.len());
+        for (_, id) in &keys {
+            if let Some(row) = reads::match_result(&self.pool, *id)
+                .await
+                .map_err(database)?
+            {
+                results.push(match_to_proto(row));
+            }
+        }
+        let next_page_token = match (more, keys.last()) {
+            (true, Some((ended_at, match_id))) => Position::Results {
+                player,
+                ended_at: *ended_at,
+                match_id: *match_id,
+            }
+            .token(),
+            _ => String::new(),
+        };
+        Ok(Response::new(ListMatchResultsResponse {
+            results,
+            next_page_token,
+        }))
     }
+
+    async fn get_standing(
+        &self,
+        request: Request<GetStandingRequest>,
+    ) -> Result<Response<GetStandingResponse>, Status> {
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        // Standings are public: anyone's place may be read.
+        fields::text("player", &r.player)?;
+        let player = match r.player.strip_prefix("players/") {
+            Some("me") => format!("players/{}", caller.player_id),
+            Some(id) if !id.is_empty() && !id.contains('/') && id != "-" => r.player.clone(),
+            _ => {
+                return Err(status::invalid_argument(
+                    Reason::InvalidName,
+                    "player",
+                    "player must be players/{player} or players/me",
+                ));
+            }
+        };
+        let (from, to) = period(r.period)?.bounds(Utc::now());
+        let standing = reads::standing_of(&self.pool, from, to, &player)
+            .await
+            .map_err(database)?;
+        Ok(Response::new(GetStandingResponse {
+            standing: standing.map(standing_to_proto),
+        }))
+    }
+}
+
+/// The first `limit` rows, and whether there were more.
+fn split<T>(mut rows: Vec<T>, limit: i64) -> (Vec<T>, bool) {
+    let more = rows.len() as i64 > limit;
+    rows.truncate(limit as usize);
+    (rows, more)
 }

@@ -1,8 +1,9 @@
 //! Builds the scoring service from its settings: connects what it needs, migrates its database,
-//! binds the gRPC host and mounts its API.
+//! binds the gRPC host and mounts its API; the ledger consumer runs beside it.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use okey_platform::auth::{Access, AccessTable, AuthLayer};
 use okey_platform::{
@@ -10,6 +11,7 @@ use okey_platform::{
 };
 use okey_proto::v1::scoring_service_server::ScoringServiceServer;
 
+use crate::consumer::{self, Lag};
 use crate::grpc::ScoringApi;
 
 /// The service's own schema, `migrations/scoring`, applied at every start.
@@ -36,6 +38,7 @@ const ACCESS: &[(&str, Access)] = &[
         "/okey.v1.ScoringService/ListMatchResults",
         Access::SIGNED_IN,
     ),
+    ("/okey.v1.ScoringService/GetStanding", Access::SIGNED_IN),
 ];
 
 /// Why the service could not start or stopped with an error.
@@ -53,6 +56,8 @@ pub enum StartupError {
 pub struct Application {
     host: ServiceHost,
     dependencies: Dependencies,
+    subject_prefix: String,
+    lag: Arc<Lag>,
 }
 
 impl Application {
@@ -60,12 +65,18 @@ impl Application {
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
-        let api = ScoringServiceServer::new(ScoringApi::new(dependencies.clone()));
+        let Some(pool) = dependencies.postgres.clone() else {
+            unreachable!("NEEDS asks for postgres");
+        };
+        let api = ScoringServiceServer::new(ScoringApi::new(pool))
+            .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host
                 .add_api(api)
                 .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
             dependencies,
+            subject_prefix: settings.nats.subject_prefix.clone(),
+            lag: Arc::new(Lag::default()),
         })
     }
 
@@ -74,14 +85,33 @@ impl Application {
         self.host.local_addr()
     }
 
-    /// Serves until `shutdown` resolves, then drains within the grace period.
+    /// How far behind play the ledger is.
+    pub fn lag(&self) -> Arc<Lag> {
+        self.lag.clone()
+    }
+
+    /// Serves until `shutdown` resolves, then drains within the grace period. The ledger
+    /// consumer runs meanwhile and stops with the server.
     pub async fn run_until_stopped(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), StartupError> {
-        Ok(self
+        let consumer = match (&self.dependencies.jetstream, &self.dependencies.postgres) {
+            (Some(jetstream), Some(pool)) => Some(tokio::spawn(consumer::run(
+                jetstream.clone(),
+                pool.clone(),
+                self.subject_prefix.clone(),
+                self.lag.clone(),
+            ))),
+            _ => None,
+        };
+        let result = self
             .host
             .run_until_stopped(self.dependencies, shutdown)
-            .await?)
+            .await;
+        if let Some(consumer) = consumer {
+            consumer.abort();
+        }
+        Ok(result?)
     }
 }

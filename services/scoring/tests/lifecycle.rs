@@ -37,11 +37,11 @@ async fn reports_serving_once_its_dependencies_answer() {
     let error = ScoringServiceClient::new(channel)
         .get_match_result(signed_in(GetMatchResultRequest::default(), &[Role::Player]))
         .await
-        .expect_err("no RPC is served yet");
-    assert_eq!(error.code(), tonic::Code::Unimplemented);
+        .expect_err("an empty match name is refused");
+    assert_eq!(error.code(), tonic::Code::InvalidArgument);
     let details = error.get_error_details();
     let info = details.error_info().expect("ErrorInfo detail");
-    assert_eq!(info.reason, "not_implemented_yet");
+    assert_eq!(info.reason, "invalid_name");
     assert_eq!(info.domain, "okey.v1");
 
     stop.send(()).expect("server still running");

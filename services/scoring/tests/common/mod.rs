@@ -1,0 +1,272 @@
+//! Helpers of the scoring tests: the real table service in-process (bots without pause) and the
+//! scoring service on the same NATS subjects, in-process or as its own binary (so it can be
+//! killed), with clients signed by the test key and reads of both databases.
+#![allow(dead_code)]
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use okey_platform::auth::Role;
+use okey_platform::testing::{InProcess, TestInfra, connect, free_port, test_token};
+use okey_platform::{ServiceKind, Settings};
+use okey_proto::v1 as pb;
+use okey_proto::v1::scoring_service_client::ScoringServiceClient;
+use okey_proto::v1::table_service_client::TableServiceClient;
+use okey_table::TableEvent;
+use sqlx::PgPool;
+use tonic::Request;
+use tonic::transport::Channel;
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_scoring");
+
+/// The table service and where scoring finds its events.
+pub struct Stack {
+    pub infra: TestInfra,
+    pub table: InProcess,
+    pub table_settings: Settings,
+    /// Scoring's environment (database, the table's NATS prefix), without its port.
+    pub scoring_env: Vec<(String, String)>,
+}
+
+fn env_set(env: &mut Vec<(String, String)>, key: &str, value: &str) {
+    env.retain(|(k, _)| k != key);
+    env.push((key.to_owned(), value.to_owned()));
+}
+
+impl Stack {
+    pub async fn start(infra: &TestInfra) -> Stack {
+        let mut env = infra.env_for(ServiceKind::Table, 0);
+        for (k, v) in [
+            ("OKEY_LIVE__SWEEP_INTERVAL_MS", "20"),
+            ("OKEY_LIVE__BOT_PACE_MS", "0"),
+            ("OKEY_TELEMETRY__LOG_FILTER", "warn"),
+            ("OKEY_DATABASE__MAX_CONNECTIONS", "8"),
+        ] {
+            env_set(&mut env, k, v);
+        }
+        let table_settings =
+            Settings::from_sources(ServiceKind::Table, None, env).expect("valid table settings");
+        let app = table::startup::Application::build(&table_settings)
+            .await
+            .expect("table starts");
+        let port = app.local_addr().port();
+        let table = InProcess::spawn(port, |stop| app.run_until_stopped(stop));
+
+        let mut scoring_env = infra.env_for(ServiceKind::Scoring, 0);
+        scoring_env.retain(|(k, _)| k != "OKEY_SERVER__PORT");
+        env_set(
+            &mut scoring_env,
+            "OKEY_NATS__SUBJECT_PREFIX",
+            &table_settings.nats.subject_prefix,
+        );
+        env_set(&mut scoring_env, "OKEY_DATABASE__MAX_CONNECTIONS", "4");
+        env_set(&mut scoring_env, "OKEY_TELEMETRY__LOG_FILTER", "warn");
+        Stack {
+            infra: infra.clone(),
+            table,
+            table_settings,
+            scoring_env,
+        }
+    }
+
+    /// A second scoring service over the same events into a database of its own.
+    pub fn fresh_scoring_env(&self) -> Vec<(String, String)> {
+        let mut env = self.scoring_env.clone();
+        env_set(
+            &mut env,
+            "OKEY_DATABASE__URL",
+            &self.infra.unique_database_url("scoring"),
+        );
+        env
+    }
+
+    pub fn scoring_settings(&self, env: &[(String, String)]) -> Settings {
+        let mut env = env.to_vec();
+        env_set(&mut env, "OKEY_SERVER__PORT", "0");
+        Settings::from_sources(ServiceKind::Scoring, None, env).expect("valid scoring settings")
+    }
+
+    /// Scoring in this process.
+    pub async fn scoring(&self, env: &[(String, String)]) -> InProcess {
+        let app = scoring::startup::Application::build(&self.scoring_settings(env))
+            .await
+            .expect("scoring starts");
+        let port = app.local_addr().port();
+        InProcess::spawn(port, |stop| app.run_until_stopped(stop))
+    }
+
+    /// Scoring as its own process, killed (SIGKILL) when dropped.
+    pub fn scoring_binary(&self, env: &[(String, String)]) -> Binary {
+        let port = free_port();
+        let child = Command::new(BINARY)
+            .envs(env.iter().cloned())
+            .env("OKEY_SERVER__PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the binary starts");
+        Binary { port, child }
+    }
+
+    pub async fn table_client(&self) -> TableServiceClient<Channel> {
+        TableServiceClient::new(connect(self.table.port, Duration::from_secs(10)).await)
+    }
+
+    /// The scoring database of `env`, once the service has made it.
+    pub async fn scoring_pool(env: &[(String, String)]) -> PgPool {
+        let url = env
+            .iter()
+            .find(|(k, _)| k == "OKEY_DATABASE__URL")
+            .map(|(_, v)| v.clone())
+            .expect("a database url");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            match PgPool::connect(&url).await {
+                Ok(pool) => return pool,
+                Err(e) => {
+                    assert!(Instant::now() < deadline, "no scoring database: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    /// The table service's stored events of `table` (`tables/{id}`), in version order.
+    pub async fn table_events(&self, table: &str) -> Vec<TableEvent> {
+        let pool = PgPool::connect(self.table_settings.database.url.expose())
+            .await
+            .expect("the table database");
+        let id = table.trim_start_matches("tables/");
+        let rows: Vec<serde_json::Value> =
+            sqlx::query_scalar("SELECT payload FROM events WHERE stream_id = $1 ORDER BY version")
+                .bind(format!("table-{id}"))
+                .fetch_all(&pool)
+                .await
+                .expect("events");
+        pool.close().await;
+        rows.into_iter()
+            .map(|v| serde_json::from_value(v).expect("a stored table event"))
+            .collect()
+    }
+
+    pub async fn stop(self) {
+        self.table.stop().await;
+    }
+}
+
+/// A spawned scoring process.
+pub struct Binary {
+    pub port: u16,
+    pub child: Child,
+}
+
+impl Binary {
+    /// `kill -9`.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Binary {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A request with a test token for `player` holding `roles`.
+pub fn req<T>(message: T, player: &str, roles: &[Role]) -> Request<T> {
+    let mut r = Request::new(message);
+    r.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {}", test_token(player, roles))
+            .parse()
+            .unwrap(),
+    );
+    r
+}
+
+pub fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+pub fn rules(hands: i32) -> pb::RuleSet {
+    pb::RuleSet {
+        preset: "classic".into(),
+        match_length: Some(pb::MatchLength {
+            length: Some(pb::match_length::Length::Hands(hands)),
+        }),
+        ..Default::default()
+    }
+}
+
+/// A table played by `rules_set`: `person` in seat 0 (who leaves at once, so a bot plays the seat for
+/// them) and strong bots in the others; returns `tables/{id}`.
+pub async fn bots_match(stack: &Stack, person: Option<&str>, rules_set: pb::RuleSet) -> String {
+    let mut client = stack.table_client().await;
+    let seats = person
+        .map(|p| {
+            vec![pb::SeatAssignment {
+                seat: 0,
+                occupant: Some(pb::seat_assignment::Occupant::Player(format!(
+                    "players/{p}"
+                ))),
+            }]
+        })
+        .unwrap_or_default();
+    let table = client
+        .create_table(req(
+            pb::CreateTableRequest {
+                request_id: uuid(),
+                rules: Some(rules_set),
+                seats,
+                empty_seat_bots: Some(pb::BotLevel::Hard as i32),
+                ..Default::default()
+            },
+            "admin",
+            &[Role::Admin],
+        ))
+        .await
+        .expect("table created")
+        .into_inner()
+        .table
+        .expect("a table")
+        .name;
+    if let Some(p) = person {
+        client
+            .leave_seat(req(
+                pb::LeaveSeatRequest {
+                    request_id: uuid(),
+                    table: table.clone(),
+                },
+                p,
+                &[Role::Player],
+            ))
+            .await
+            .expect("the person leaves; a bot plays for them");
+    }
+    table
+}
+
+/// Waits (at most `within`) until scoring has recorded the end of `table`'s match.
+pub async fn wait_for_match_end(pool: &PgPool, table: &str, within: Duration) {
+    let id = uuid::Uuid::parse_str(table.trim_start_matches("tables/")).unwrap();
+    let deadline = Instant::now() + within;
+    loop {
+        let ended: Option<bool> =
+            sqlx::query_scalar("SELECT ended_at IS NOT NULL FROM matches WHERE match_id = $1")
+                .bind(id)
+                .fetch_optional(pool)
+                .await
+                .unwrap_or(None);
+        if ended == Some(true) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "scoring never saw {table} end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn scoring_client(port: u16) -> ScoringServiceClient<Channel> {
+    ScoringServiceClient::new(connect(port, Duration::from_secs(30)).await)
+}
