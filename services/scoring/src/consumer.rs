@@ -34,6 +34,9 @@ use crate::store::{self, Applied, Incoming, Poison};
 /// The durable consumer's name.
 pub const CONSUMER: &str = "scoring-ledger";
 
+/// How long a delivered message may go unacknowledged (far above one transaction's time).
+const ACK_WAIT: Duration = Duration::from_secs(5);
+
 /// Why the consumer stopped (it restarts after a pause).
 #[derive(Debug, thiserror::Error)]
 pub enum ConsumerError {
@@ -159,7 +162,8 @@ async fn consume(
                 filter_subject: table_events_subject(prefix),
                 ack_policy: jetstream::consumer::AckPolicy::Explicit,
                 max_ack_pending: 1,
-                ack_wait: Duration::from_secs(30),
+                // A message delivered to a process that died is redelivered after this.
+                ack_wait: ACK_WAIT,
                 ..Default::default()
             },
         )
@@ -182,13 +186,9 @@ async fn consume(
                 .map(|v| v.as_str().to_owned())
         };
         let event_id = header("Nats-Msg-Id");
+        // The envelope's event id is the key (the `Nats-Msg-Id` only dedupes inside JetStream's
+        // window): a copy published again under another message id is the same event.
         let incoming = Incoming::decode(&message.payload).map_err(|e| e.to_string());
-        let incoming = match (incoming, &event_id) {
-            (Ok(incoming), Some(id)) if *id == incoming.event_id.to_string() => Ok(incoming),
-            (Ok(_), Some(id)) => Err(format!("Nats-Msg-Id {id} is not the envelope's event id")),
-            (Ok(_), None) => Err("no Nats-Msg-Id header".to_owned()),
-            (Err(e), _) => Err(e),
-        };
         match incoming {
             Err(reason) => {
                 let poison = Poison {

@@ -35,13 +35,22 @@ fn env_set(env: &mut Vec<(String, String)>, key: &str, value: &str) {
 
 impl Stack {
     pub async fn start(infra: &TestInfra) -> Stack {
+        Stack::start_with(infra, &[]).await
+    }
+
+    /// With `extra` `OKEY_…` settings for the table service (the `OKEY_NATS__…` ones for
+    /// scoring too).
+    pub async fn start_with(infra: &TestInfra, extra: &[(&str, &str)]) -> Stack {
         let mut env = infra.env_for(ServiceKind::Table, 0);
         for (k, v) in [
             ("OKEY_LIVE__SWEEP_INTERVAL_MS", "20"),
             ("OKEY_LIVE__BOT_PACE_MS", "0"),
             ("OKEY_TELEMETRY__LOG_FILTER", "warn"),
             ("OKEY_DATABASE__MAX_CONNECTIONS", "8"),
-        ] {
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        {
             env_set(&mut env, k, v);
         }
         let table_settings =
@@ -61,6 +70,9 @@ impl Stack {
         );
         env_set(&mut scoring_env, "OKEY_DATABASE__MAX_CONNECTIONS", "4");
         env_set(&mut scoring_env, "OKEY_TELEMETRY__LOG_FILTER", "warn");
+        for (k, v) in extra.iter().filter(|(k, _)| k.starts_with("OKEY_NATS__")) {
+            env_set(&mut scoring_env, k, v);
+        }
         Stack {
             infra: infra.clone(),
             table,
@@ -246,6 +258,46 @@ pub async fn bots_match(stack: &Stack, person: Option<&str>, rules_set: pb::Rule
             .expect("the person leaves; a bot plays for them");
     }
     table
+}
+
+/// The ledger, hands and results of a match as comparable text rows (no ids or times that
+/// depend on when they were written).
+pub async fn projection_rows(pool: &PgPool, table: &str) -> Vec<String> {
+    let id = uuid::Uuid::parse_str(table.trim_start_matches("tables/")).unwrap();
+    let mut rows: Vec<String> = sqlx::query_scalar(
+        "SELECT concat_ws('|', event_id, table_version, hand_number, dealt_version, seat, team,
+                player_id, kind, reason, points, penalty_id, voided_by, multiplier, basis,
+                event_time)
+         FROM ledger_entries WHERE match_id = $1
+         ORDER BY table_version, seat, kind, penalty_id",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    rows.extend(
+        sqlx::query_scalar::<_, String>(
+            "SELECT concat_ws('|', dealt_version, hand_number, outcome, winner_seat, multiplier,
+                    scores::text, penalties::text, totals_after::text, seed, verified,
+                    verify_problem)
+             FROM hands WHERE match_id = $1 ORDER BY dealt_version",
+        )
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .unwrap(),
+    );
+    rows.extend(
+        sqlx::query_scalar::<_, String>(
+            "SELECT concat_ws('|', player_id, seat, total, won, ranked, ended_at)
+             FROM match_results WHERE match_id = $1 ORDER BY seat",
+        )
+        .bind(id)
+        .fetch_all(pool)
+        .await
+        .unwrap(),
+    );
+    rows
 }
 
 /// Waits (at most `within`) until scoring has recorded the end of `table`'s match.
