@@ -355,6 +355,10 @@ pub enum Access {
 impl Access {
     /// Any signed-in caller, whatever their roles.
     pub const SIGNED_IN: Access = Access::Roles(&[]);
+    /// Any signed-in person (player, support, analyst or admin), never a service identity: a
+    /// service token (role `matchmaker` only) is refused with `role_required`. For the calls a
+    /// person makes at a table or in a queue (sit, play, chat, watch, look for a table).
+    pub const PERSON: Access = Access::Roles(&[Role::Player, Role::Support, Role::Analyst]);
 }
 
 /// The platform's own methods, public on every service: load balancers and `grpcurl` call them

@@ -35,28 +35,26 @@ const NEEDS: Needs = Needs {
 };
 
 /// Who may call what (checked by the platform's authentication layer before any handler).
-/// Every RPC needs a signed-in caller; finer checks (whose data) are the handlers'.
+/// Every RPC needs a signed-in person (a service token is refused: it never plays); finer checks
+/// (whose data) are the handlers'.
 const ACCESS: &[(&str, Access)] = &[
-    ("/okey.v1.MatchmakingService/FindTable", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/GetTicket", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/WatchTicket", Access::SIGNED_IN),
-    (
-        "/okey.v1.MatchmakingService/CancelTicket",
-        Access::SIGNED_IN,
-    ),
-    ("/okey.v1.MatchmakingService/CreateRoom", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/JoinRoom", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/GetRoom", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/LeaveRoom", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/StartRoom", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/WatchRoom", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/SetRoomSeat", Access::SIGNED_IN),
+    ("/okey.v1.MatchmakingService/FindTable", Access::PERSON),
+    ("/okey.v1.MatchmakingService/GetTicket", Access::PERSON),
+    ("/okey.v1.MatchmakingService/WatchTicket", Access::PERSON),
+    ("/okey.v1.MatchmakingService/CancelTicket", Access::PERSON),
+    ("/okey.v1.MatchmakingService/CreateRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/JoinRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/GetRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/LeaveRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/StartRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/WatchRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/SetRoomSeat", Access::PERSON),
     (
         "/okey.v1.MatchmakingService/RemoveRoomMember",
-        Access::SIGNED_IN,
+        Access::PERSON,
     ),
-    ("/okey.v1.MatchmakingService/ListRooms", Access::SIGNED_IN),
-    ("/okey.v1.MatchmakingService/ListPresets", Access::SIGNED_IN),
+    ("/okey.v1.MatchmakingService/ListRooms", Access::PERSON),
+    ("/okey.v1.MatchmakingService/ListPresets", Access::PERSON),
 ];
 
 /// Why the service could not start or stopped with an error.

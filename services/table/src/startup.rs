@@ -37,22 +37,22 @@ const NEEDS: Needs = Needs {
 
 /// Who may call what (checked by the platform's authentication layer before any handler).
 /// CreateTable is for the matchmaking service's identity (role `matchmaker`) and tools (role
-/// `admin`); the rest need a signed-in player.
+/// `admin`); the rest need a signed-in person, so a service token cannot sit, play, chat or watch.
 const ACCESS: &[(&str, Access)] = &[
     (
         "/okey.v1.TableService/CreateTable",
         Access::Roles(&[Role::Admin, Role::Matchmaker]),
     ),
-    ("/okey.v1.TableService/GetTable", Access::SIGNED_IN),
-    ("/okey.v1.TableService/JoinSeat", Access::SIGNED_IN),
-    ("/okey.v1.TableService/LeaveSeat", Access::SIGNED_IN),
-    ("/okey.v1.TableService/GetSeatView", Access::SIGNED_IN),
-    ("/okey.v1.TableService/SubmitCommand", Access::SIGNED_IN),
-    ("/okey.v1.TableService/ListLegalActions", Access::SIGNED_IN),
-    ("/okey.v1.TableService/WatchTable", Access::SIGNED_IN),
-    ("/okey.v1.TableService/SendHeartbeat", Access::SIGNED_IN),
-    ("/okey.v1.TableService/SendChatMessage", Access::SIGNED_IN),
-    ("/okey.v1.TableService/WatchChat", Access::SIGNED_IN),
+    ("/okey.v1.TableService/GetTable", Access::PERSON),
+    ("/okey.v1.TableService/JoinSeat", Access::PERSON),
+    ("/okey.v1.TableService/LeaveSeat", Access::PERSON),
+    ("/okey.v1.TableService/GetSeatView", Access::PERSON),
+    ("/okey.v1.TableService/SubmitCommand", Access::PERSON),
+    ("/okey.v1.TableService/ListLegalActions", Access::PERSON),
+    ("/okey.v1.TableService/WatchTable", Access::PERSON),
+    ("/okey.v1.TableService/SendHeartbeat", Access::PERSON),
+    ("/okey.v1.TableService/SendChatMessage", Access::PERSON),
+    ("/okey.v1.TableService/WatchChat", Access::PERSON),
 ];
 
 /// Why the service could not start or stopped with an error.

@@ -188,3 +188,153 @@ async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
     assert_eq!(got.origin, pb::TableOrigin::Operator as i32);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_service_token_creates_tables_but_never_sits_plays_chats_or_watches() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let mut matchmaker = Client::new(
+        channel.clone(),
+        &app.settings,
+        "matchmaking",
+        &["matchmaker"],
+    );
+    let mut player = Client::new(channel.clone(), &app.settings, &uuid(), &["player"]);
+    // A quick-play table with every seat free: the matchmaker made it, and could sit at it if
+    // the table admitted a service token as a player.
+    let table = matchmaker
+        .api
+        .create_table(matchmaker.req(pb::CreateTableRequest {
+            request_id: uuid(),
+            rules: Some(rules(1)),
+            origin: pb::TableOrigin::QuickPlay as i32,
+            ..Default::default()
+        }))
+        .await
+        .expect("the matchmaker creates tables")
+        .into_inner()
+        .table
+        .unwrap()
+        .name;
+
+    let refused = |what: &str, result: Result<(), tonic::Status>| {
+        let err = result.expect_err(what);
+        assert_eq!(err.code(), Code::PermissionDenied, "{what}: {err:?}");
+        assert_eq!(reason(&err), "role_required", "{what}: {err:?}");
+    };
+    let api = &mut matchmaker.api.clone();
+    let m = &matchmaker;
+    let t = || table.clone();
+    refused(
+        "JoinSeat",
+        api.join_seat(m.req(pb::JoinSeatRequest {
+            request_id: uuid(),
+            table: t(),
+            seat: Some(0),
+        }))
+        .await
+        .map(drop),
+    );
+    refused(
+        "LeaveSeat",
+        api.leave_seat(m.req(pb::LeaveSeatRequest {
+            request_id: uuid(),
+            table: t(),
+        }))
+        .await
+        .map(drop),
+    );
+    refused(
+        "GetTable",
+        api.get_table(m.req(pb::GetTableRequest { name: t() }))
+            .await
+            .map(drop),
+    );
+    refused(
+        "GetSeatView",
+        api.get_seat_view(m.req(pb::GetSeatViewRequest {
+            table: t(),
+            ..Default::default()
+        }))
+        .await
+        .map(drop),
+    );
+    refused(
+        "SubmitCommand",
+        api.submit_command(m.req(pb::SubmitCommandRequest {
+            request_id: uuid(),
+            table: t(),
+            ..Default::default()
+        }))
+        .await
+        .map(drop),
+    );
+    refused(
+        "ListLegalActions",
+        api.list_legal_actions(m.req(pb::ListLegalActionsRequest { table: t() }))
+            .await
+            .map(drop),
+    );
+    refused(
+        "WatchTable",
+        api.watch_table(m.req(pb::WatchTableRequest {
+            table: t(),
+            after_version: 0,
+        }))
+        .await
+        .map(drop),
+    );
+    refused(
+        "SendHeartbeat",
+        api.send_heartbeat(m.req(pb::SendHeartbeatRequest { table: t() }))
+            .await
+            .map(drop),
+    );
+    refused(
+        "SendChatMessage",
+        api.send_chat_message(m.req(pb::SendChatMessageRequest {
+            request_id: uuid(),
+            table: t(),
+            channel: pb::ChatChannel::Table as i32,
+            text: "hello".into(),
+        }))
+        .await
+        .map(drop),
+    );
+    refused(
+        "WatchChat",
+        api.watch_chat(m.req(pb::WatchChatRequest { table: t() }))
+            .await
+            .map(drop),
+    );
+
+    // Nothing was taken: a player sits in seat 0, and the other seats are still free.
+    player
+        .api
+        .join_seat(player.req(pb::JoinSeatRequest {
+            request_id: uuid(),
+            table: t(),
+            seat: Some(0),
+        }))
+        .await
+        .expect("seat 0 is still free");
+    let got = player
+        .api
+        .get_table(player.req(pb::GetTableRequest { name: t() }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    let seated: Vec<String> = got
+        .seats
+        .iter()
+        .filter_map(|s| s.player.as_ref().map(|p| p.player.clone()))
+        .filter(|p| !p.is_empty())
+        .collect();
+    assert_eq!(seated, vec![player.player()], "only the player sits");
+    app.stop().await;
+}
