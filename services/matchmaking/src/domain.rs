@@ -1,6 +1,8 @@
 //! What matchmaking is about, without I/O: tickets and their states, private rooms and their
 //! codes, the queue key of a rule set, and the errors every operation can end with.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use okey_rules::RuleSet;
 use sha2::{Digest, Sha256};
@@ -146,6 +148,8 @@ pub struct Room {
     pub host: Uuid,
     /// Index = seat.
     pub members: [Option<Uuid>; 4],
+    /// The members' display names, as their tokens carried them when they joined.
+    pub names: BTreeMap<Uuid, String>,
     pub state: RoomState,
     pub fill_with_bots: bool,
     pub bot_level: BotLevel,

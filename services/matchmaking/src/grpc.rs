@@ -104,6 +104,16 @@ fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
         .map_err(|_| status::error(Reason::RoleRequired, "matchmaking is for players"))
 }
 
+/// The display name the caller's token carries (accounts checked it when it signed the token);
+/// empty when it carries none: never the player id.
+fn caller_name<T>(request: &Request<T>) -> String {
+    request
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| c.name.clone())
+        .unwrap_or_default()
+}
+
 fn request_id(id: &str) -> Result<&str, Status> {
     if id.is_empty() || id.chars().count() > MAX_REQUEST_ID || id.chars().any(char::is_control) {
         return Err(invalid(
@@ -170,7 +180,7 @@ fn room_to_proto(r: &Room) -> pb::Room {
             .map(|m| match m {
                 Some(p) => pb::PlayerSummary {
                     player: format!("players/{p}"),
-                    display_name: p.to_string(),
+                    display_name: r.names.get(p).cloned().unwrap_or_default(),
                     avatar_ref: String::new(),
                     bot: false,
                 },
@@ -289,6 +299,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::CreateRoomRequest>,
     ) -> Result<Response<pb::CreateRoomResponse>, Status> {
         let host = caller(&request)?;
+        let name = caller_name(&request);
         let r = request.into_inner();
         let id = request_id(&r.request_id)?;
         let rules = rules_from_proto(r.rules.as_ref())?;
@@ -303,6 +314,7 @@ impl MatchmakingService for MatchmakingApi {
             .service
             .create_room(
                 host,
+                &name,
                 id,
                 RoomRequest {
                     rules,
@@ -325,6 +337,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::JoinRoomRequest>,
     ) -> Result<Response<pb::JoinRoomResponse>, Status> {
         let player = caller(&request)?;
+        let name = caller_name(&request);
         let r = request.into_inner();
         request_id(&r.request_id)?;
         if r.code.trim().is_empty() {
@@ -337,7 +350,12 @@ impl MatchmakingService for MatchmakingApi {
         // A code that cannot be one counts as a wrong guess (the service says room_not_found).
         let (room, seat) = self
             .service
-            .join_room(player, normalise_code(&r.code), Secret::new(r.password))
+            .join_room(
+                player,
+                &name,
+                normalise_code(&r.code),
+                Secret::new(r.password),
+            )
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::JoinRoomResponse {

@@ -187,6 +187,7 @@ impl Matchmaking {
     pub async fn create_room(
         &self,
         host: Uuid,
+        host_name: &str,
         request_id: &str,
         ask: RoomRequest,
     ) -> Result<Room, MatchmakingError> {
@@ -209,6 +210,7 @@ impl Matchmaking {
                 rules: ask.rules.clone(),
                 host,
                 members: [Some(host), None, None, None],
+                names: [(host, host_name.to_owned())].into(),
                 state: RoomState::Open,
                 fill_with_bots: ask.fill_with_bots,
                 bot_level: ask.bot_level,
@@ -233,10 +235,12 @@ impl Matchmaking {
         Err(MatchmakingError::Internal("no free room code found".into()))
     }
 
-    /// Joins a room by code and password into the lowest free seat; returns it and the seat.
+    /// Joins a room by code and password into the lowest free seat, shown by `name`; returns it
+    /// and the seat.
     pub async fn join_room(
         &self,
         player: Uuid,
+        name: &str,
         code: Option<String>,
         password: Secret<String>,
     ) -> Result<(Room, usize), MatchmakingError> {
@@ -272,9 +276,11 @@ impl Matchmaking {
                 let Some(seat) = room.members.iter().position(Option::is_none) else {
                     return Err(MatchmakingError::RoomFull);
                 };
-                let mut members = room.members;
-                members[seat] = Some(player);
-                Ok(RoomChange::Members(members))
+                Ok(RoomChange::Join {
+                    seat,
+                    player,
+                    name: name.to_owned(),
+                })
             })
             .await?;
         let seat = room.seat_of(player).ok_or(MatchmakingError::RoomFull)?;

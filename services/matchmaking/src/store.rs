@@ -490,14 +490,18 @@ impl Store {
         else {
             return Ok(None);
         };
-        let members = sqlx::query("SELECT seat, player_id FROM room_members WHERE room_id = $1")
-            .bind(room_id)
-            .fetch_all(&mut **tx)
-            .await?;
+        let members = sqlx::query(
+            "SELECT seat, player_id, display_name FROM room_members WHERE room_id = $1",
+        )
+        .bind(room_id)
+        .fetch_all(&mut **tx)
+        .await?;
         let mut room = room_of(&row)?;
         for m in &members {
             let seat: i32 = m.try_get("seat")?;
-            room.members[seat as usize] = Some(m.try_get("player_id")?);
+            let player: Uuid = m.try_get("player_id")?;
+            room.members[seat as usize] = Some(player);
+            room.names.insert(player, m.try_get("display_name")?);
         }
         Ok(Some((room, row.try_get("starting")?)))
     }
@@ -545,11 +549,15 @@ impl Store {
         if inserted == 0 {
             return Ok(None);
         }
-        sqlx::query("INSERT INTO room_members (room_id, seat, player_id) VALUES ($1, 0, $2)")
-            .bind(room.room_id)
-            .bind(room.host)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO room_members (room_id, seat, player_id, display_name) \
+             VALUES ($1, 0, $2, $3)",
+        )
+        .bind(room.room_id)
+        .bind(room.host)
+        .bind(room.names.get(&room.host).map_or("", String::as_str))
+        .execute(&mut *tx)
+        .await?;
         let created = Self::room_in(&mut tx, room.room_id, false).await?;
         tx.commit().await?;
         Ok(created.map(|(r, _)| r))
@@ -592,16 +600,33 @@ impl Store {
                 for (seat, m) in members.iter().enumerate() {
                     if let Some(player) = m {
                         sqlx::query(
-                            "INSERT INTO room_members (room_id, seat, player_id) \
-                             VALUES ($1, $2, $3)",
+                            "INSERT INTO room_members (room_id, seat, player_id, display_name) \
+                             VALUES ($1, $2, $3, $4)",
                         )
                         .bind(room_id)
                         .bind(seat as i32)
                         .bind(player)
+                        .bind(room.names.get(player).map_or("", String::as_str))
                         .execute(&mut *tx)
                         .await?;
                     }
                 }
+                sqlx::query("UPDATE rooms SET updated_at = now() WHERE room_id = $1")
+                    .bind(room_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            RoomChange::Join { seat, player, name } => {
+                sqlx::query(
+                    "INSERT INTO room_members (room_id, seat, player_id, display_name) \
+                     VALUES ($1, $2, $3, $4)",
+                )
+                .bind(room_id)
+                .bind(seat as i32)
+                .bind(player)
+                .bind(&name)
+                .execute(&mut *tx)
+                .await?;
                 sqlx::query("UPDATE rooms SET updated_at = now() WHERE room_id = $1")
                     .bind(room_id)
                     .execute(&mut *tx)
@@ -702,8 +727,14 @@ impl Store {
 #[derive(Debug)]
 pub enum RoomChange {
     Nothing,
-    /// The members, index = seat.
+    /// The members, index = seat (each keeps the display name they joined with).
     Members([Option<Uuid>; 4]),
+    /// A new member in a free seat, with the display name their token carries.
+    Join {
+        seat: usize,
+        player: Uuid,
+        name: String,
+    },
     Close,
     /// A claim that makes the room's table.
     Start {
@@ -721,6 +752,7 @@ fn room_of(row: &PgRow) -> Result<Room, sqlx::Error> {
         rules,
         host: row.try_get("host_player_id")?,
         members: [None; 4],
+        names: Default::default(),
         state: RoomState::parse(row.try_get::<&str, _>("state")?),
         fill_with_bots: row.try_get("fill_with_bots")?,
         bot_level: BotLevel::parse(row.try_get::<&str, _>("bot_level")?),

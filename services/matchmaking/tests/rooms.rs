@@ -2,7 +2,8 @@
 //! password, joined with a wrong then the right password, friends seated as partners and started,
 //! gives a table with exactly those players in those seats that nobody else may sit at or watch;
 //! guesses are rate-limited; members follow the room on a stream; the host removes a member and
-//! leaving closes the room; an unstarted room expires; public rooms are listed in the lobby.
+//! leaving closes the room; an unstarted room expires; public rooms are listed in the lobby;
+//! members are shown by the display names their tokens carry.
 
 mod common;
 
@@ -425,6 +426,84 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
             .count(),
         3
     );
+
+    mm.stop().await;
+    backends.stop().await;
+}
+
+#[tokio::test]
+async fn members_are_shown_by_the_names_they_signed_in_with_wherever_they_sit() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let backends = Backends::start(&infra).await;
+    let clock = ManualClock::new();
+    let mm = backends.matchmaking(&clock, &[]).await;
+    let mut api = mm_client(mm.port).await;
+    let g = backends.guests_named(&["Ayşe", "Mehmet", "Zeynep"]).await;
+    let (host, friend, other) = (&g[0], &g[1], &g[2]);
+    let names = |room: &pb::Room| -> Vec<String> {
+        room.members
+            .iter()
+            .map(|m| m.display_name.clone())
+            .collect()
+    };
+
+    let room = create(&mut api, host, "", false, true).await;
+    assert_eq!(names(&room), vec!["Ayşe", "", "", ""]);
+    join(&mut api, friend, &room.code, "").await.unwrap();
+    let joined = join(&mut api, other, &room.code, "").await.unwrap();
+    assert_eq!(
+        names(&joined.room.unwrap()),
+        vec!["Ayşe", "Mehmet", "Zeynep", ""]
+    );
+    // A name follows its member to another seat, and nobody is shown by the player id.
+    let moved = api
+        .set_room_seat(host.req(pb::SetRoomSeatRequest {
+            request_id: uuid(),
+            name: room.name.clone(),
+            player: friend.player.clone(),
+            seat: 2,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(names(&moved), vec!["Ayşe", "Zeynep", "Mehmet", ""]);
+    assert_eq!(moved.members[2].player, friend.player);
+    // Started with a bot in the free seat: what every member reads says the same.
+    api.start_room(host.req(pb::StartRoomRequest {
+        request_id: uuid(),
+        name: room.name.clone(),
+    }))
+    .await
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let started = loop {
+        let r = api
+            .get_room(other.req(pb::GetRoomRequest {
+                name: room.name.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .room
+            .unwrap();
+        if r.state == pb::RoomState::Started as i32 {
+            break r;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the room never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(&names(&started)[..3], &["Ayşe", "Zeynep", "Mehmet"]);
+    assert!(started.members[3].bot);
+    for m in &started.members[..3] {
+        assert!(!m.display_name.contains(&m.player[8..]), "{m:?}");
+    }
 
     mm.stop().await;
     backends.stop().await;

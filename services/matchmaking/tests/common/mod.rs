@@ -118,26 +118,43 @@ impl Backends {
         AccountsServiceClient::new(connect(self.accounts.port, Duration::from_secs(10)).await)
     }
 
-    /// Signs in `n` new guests.
+    /// Signs in `n` new guests (named by accounts).
     pub async fn guests(&self, n: usize) -> Vec<Guest> {
+        self.guests_named(&vec![""; n]).await
+    }
+
+    /// Signs in a new guest for each display name (empty: accounts picks one).
+    pub async fn guests_named(&self, names: &[&str]) -> Vec<Guest> {
         let mut accounts = self.accounts_client().await;
         let mut out = Vec::new();
-        for _ in 0..n {
+        for name in names {
             let r = accounts
                 .sign_in_as_guest(pb::SignInAsGuestRequest {
                     request_id: uuid(),
                     device_id: format!("device-{}", uuid()),
-                    display_name: String::new(),
+                    display_name: (*name).to_owned(),
                 })
                 .await
                 .expect("guest sign-in")
                 .into_inner();
             let account = r.account.expect("account");
             let session = r.session.expect("session");
-            out.push(Guest {
+            let mut guest = Guest {
                 player: account.name,
+                display_name: String::new(),
                 token: session.access_token,
-            });
+            };
+            guest.display_name = accounts
+                .get_profile(guest.req(pb::GetProfileRequest {
+                    name: "players/me".into(),
+                }))
+                .await
+                .expect("the guest's profile")
+                .into_inner()
+                .profile
+                .expect("a profile")
+                .display_name;
+            out.push(guest);
         }
         out
     }
@@ -177,6 +194,8 @@ impl Drop for Replica {
 pub struct Guest {
     /// `players/{id}`.
     pub player: String,
+    /// The display name accounts gave the guest (its tokens carry it).
+    pub display_name: String,
     pub token: String,
 }
 
