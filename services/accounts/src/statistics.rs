@@ -52,12 +52,22 @@ pub fn table_events_subject(prefix: &str) -> String {
 pub enum TableEvent {
     /// The table was created with these players seated (`None`: free or a bot).
     Seats([Option<Uuid>; 4]),
-    /// A player took (`Some`) or left (`None`) a seat.
+    /// A player (`Some`; `None`: a bot) took a seat.
     Seat {
         /// The seat, 0-3.
         seat: usize,
         /// Who sits there now.
         player: Option<Uuid>,
+    },
+    /// A player left a seat: free before the match, played by a bot during it
+    /// (`bot_substitute`) until they take it back.
+    SeatLeft {
+        /// The seat, 0-3.
+        seat: usize,
+        /// Who left.
+        player: Option<Uuid>,
+        /// A bot plays the seat for the rest of the match (unless the player comes back).
+        bot_substitute: bool,
     },
     /// A new hand was dealt.
     HandDealt,
@@ -93,9 +103,14 @@ impl TableEvent {
                     seat: usize::from(seat) % 4,
                     player: player_id(&player),
                 },
-                Stored::SeatLeft { seat, .. } => TableEvent::Seat {
+                Stored::SeatLeft {
+                    seat,
+                    player,
+                    bot_substitute,
+                } => TableEvent::SeatLeft {
                     seat: usize::from(seat) % 4,
-                    player: None,
+                    player: player_id(&player),
+                    bot_substitute,
                 },
                 Stored::HandDealt { .. } => TableEvent::HandDealt,
                 Stored::Played { event, .. } => TableEvent::Hand(Box::new(event)),
@@ -110,11 +125,25 @@ impl TableEvent {
 }
 
 /// What is known about the hand in progress at one table.
+///
+/// **Whose a hand is.** A seat's hand is the player's who held the seat when it was dealt, or who
+/// sat down in it (came back) while it ran: a player who leaves during a hand (a bot plays on)
+/// still has that hand counted, score and penalties included, so leaving never erases a bad
+/// hand; the hands dealt while a bot plays the seat are the bot's and count for nobody. A
+/// player who left during the match and did not come back has the match counted as played and
+/// not won, whatever the bot or the partner made of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HandTally {
     /// Who sits where (from the table's seat events).
     #[serde(default)]
     pub players: [Option<Uuid>; 4],
+    /// Whose each seat's hand in progress is (see above; tallies stored before this field
+    /// have none, and then the seat's player counts, as before).
+    #[serde(default)]
+    pub hand_players: [Option<Uuid>; 4],
+    /// Who left each seat during the match for a bot and has not come back.
+    #[serde(default)]
+    pub departed: [Option<Uuid>; 4],
     /// How each seat opened, if it did.
     pub opened: [Option<OpenKind>; 4],
     /// Whether the seat's opening was made in its current turn (a rollback undoes it).
@@ -126,19 +155,26 @@ pub struct HandTally {
 /// What an event changes in the statistics of the players at the table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Increments {
-    /// Per seat: (hands played, hands won, score, opened, pairs opening).
-    pub hands: Vec<(usize, i64, i64, i64, i64, i64)>,
-    /// Per seat: (matches played, matches won).
-    pub matches: Vec<(usize, i64, i64)>,
+    /// Per player: (hands played, hands won, score, opened, pairs opening).
+    pub hands: Vec<(Uuid, i64, i64, i64, i64, i64)>,
+    /// Per player: (matches played, matches won).
+    pub matches: Vec<(Uuid, i64, i64)>,
 }
 
 impl HandTally {
-    /// Forgets the hand, keeps the seats.
+    /// Forgets the hand, keeps the seats: the next hand is the seated players'.
     fn new_hand(&mut self) {
         *self = HandTally {
             players: self.players,
+            hand_players: self.players,
+            departed: self.departed,
             ..HandTally::default()
         };
+    }
+
+    /// Whose seat `s`'s hand in progress is.
+    fn hand_player(&self, s: usize) -> Option<Uuid> {
+        self.hand_players[s].or(self.players[s])
     }
 }
 
@@ -148,11 +184,38 @@ pub fn fold(tally: &mut HandTally, event: &TableEvent) -> Increments {
     match event {
         TableEvent::MatchEnded { winners } => {
             out.matches = (0..4)
-                .map(|s| (s, 1, i64::from(winners.contains(&s))))
+                .filter_map(|s| match (tally.players[s], tally.departed[s]) {
+                    (Some(p), _) => Some((p, 1, i64::from(winners.contains(&s)))),
+                    (None, Some(left)) => Some((left, 1, 0)),
+                    (None, None) => None,
+                })
                 .collect();
         }
-        TableEvent::Seats(players) => tally.players = *players,
-        TableEvent::Seat { seat, player } => tally.players[*seat] = *player,
+        TableEvent::Seats(players) => {
+            tally.players = *players;
+            tally.hand_players = *players;
+        }
+        TableEvent::Seat { seat, player } => {
+            tally.players[*seat] = *player;
+            if player.is_some() {
+                // A player coming back plays the rest of the hand: it is theirs.
+                tally.hand_players[*seat] = *player;
+                tally.departed[*seat] = None;
+            }
+        }
+        TableEvent::SeatLeft {
+            seat,
+            player,
+            bot_substitute,
+        } => {
+            tally.players[*seat] = None;
+            if *bot_substitute {
+                // The hand in progress stays theirs (`hand_players`); the next ones are the bot's.
+                tally.departed[*seat] = *player;
+            } else {
+                tally.hand_players[*seat] = None;
+            }
+        }
         TableEvent::HandDealt => tally.new_hand(),
         TableEvent::HandEnded(end) => {
             if end.outcome != Outcome::Cancelled {
@@ -193,10 +256,12 @@ pub fn fold(tally: &mut HandTally, event: &TableEvent) -> Increments {
     out
 }
 
-/// Per seat: (seat, hands played, won, score with penalties, opened, opened with pairs).
-fn hand_increments(tally: &HandTally, end: &HandEnd) -> Vec<(usize, i64, i64, i64, i64, i64)> {
+/// Per player whose hand it was: (player, hands played, won, score with penalties, opened,
+/// opened with pairs).
+fn hand_increments(tally: &HandTally, end: &HandEnd) -> Vec<(Uuid, i64, i64, i64, i64, i64)> {
     (0..4)
-        .map(|s| {
+        .filter_map(|s| Some((s, tally.hand_player(s)?)))
+        .map(|(s, player)| {
             let penalties: i64 = tally
                 .penalties
                 .iter()
@@ -204,7 +269,7 @@ fn hand_increments(tally: &HandTally, end: &HandEnd) -> Vec<(usize, i64, i64, i6
                 .map(|(_, _, p)| i64::from(*p))
                 .sum();
             (
-                s,
+                player,
                 1,
                 i64::from(end.winner.map(usize::from) == Some(s)),
                 i64::from(end.scores[s]) + penalties,
@@ -241,9 +306,7 @@ pub async fn apply(
             .await?;
     let mut tally = stored.map(|t| t.0).unwrap_or_default();
     let increments = fold(&mut tally, event);
-    let seats = tally.players;
-    for (seat, played, won, score, opened, pairs) in increments.hands {
-        let Some(player) = seats[seat] else { continue };
+    for (player, played, won, score, opened, pairs) in increments.hands {
         sqlx::query(
             "UPDATE statistics SET hands_played = hands_played + $2, hands_won = hands_won + $3,
                 score_sum = score_sum + $4, hands_opened = hands_opened + $5,
@@ -258,8 +321,7 @@ pub async fn apply(
         .execute(&mut *tx)
         .await?;
     }
-    for (seat, played, won) in increments.matches {
-        let Some(player) = seats[seat] else { continue };
+    for (player, played, won) in increments.matches {
         sqlx::query(
             "UPDATE statistics SET matches_played = matches_played + $2,
                 matches_won = matches_won + $3, updated_at = now() WHERE player_id = $1",
@@ -497,7 +559,9 @@ mod tests {
     }
     #[test]
     fn a_hand_counts_openings_penalties_and_the_winner() {
+        let p: [Uuid; 4] = std::array::from_fn(|_| Uuid::new_v4());
         let mut tally = HandTally::default();
+        fold(&mut tally, &TableEvent::Seats(p.map(Some)));
         fold(
             &mut tally,
             &hand(r#"{"type":"hand_opened","seat":1,"kind":"pairs","amount":5,"melds":[]}"#),
@@ -517,13 +581,21 @@ mod tests {
         assert_eq!(
             ended.hands,
             vec![
-                (0, 1, 0, 50, 0, 0),
-                (1, 1, 1, -202, 1, 1),
-                (2, 1, 0, 181, 0, 0),
-                (3, 1, 0, 30, 0, 0)
+                (p[0], 1, 0, 50, 0, 0),
+                (p[1], 1, 1, -202, 1, 1),
+                (p[2], 1, 0, 181, 0, 0),
+                (p[3], 1, 0, 30, 0, 0)
             ]
         );
-        assert_eq!(tally, HandTally::default());
+        assert_eq!(
+            tally,
+            HandTally {
+                players: p.map(Some),
+                hand_players: p.map(Some),
+                ..HandTally::default()
+            },
+            "the hand is forgotten, the seats kept"
+        );
     }
 
     #[test]
@@ -552,6 +624,10 @@ mod tests {
         let mut tally = HandTally::default();
         fold(
             &mut tally,
+            &TableEvent::Seats(std::array::from_fn(|_| Some(Uuid::new_v4()))),
+        );
+        fold(
+            &mut tally,
             &hand(r#"{"type":"hand_opened","seat":0,"kind":"pairs","amount":5,"melds":[]}"#),
         );
         fold(
@@ -565,5 +641,108 @@ mod tests {
             ),
         );
         assert!(ended.hands.is_empty());
+    }
+
+    /// `players/{p}` leaves `seat` during the match: a bot plays on.
+    fn left_for_a_bot(seat: u8, p: Uuid) -> TableEvent {
+        let left = Stored::SeatLeft {
+            seat,
+            player: format!("players/{p}"),
+            bot_substitute: true,
+        };
+        TableEvent::parse(&published(&left)).expect("seat_left parses")
+    }
+
+    fn deal(hand_number: u32) -> TableEvent {
+        let dealt = Stored::HandDealt {
+            hand_number,
+            first: 0,
+            indicator: "R9".parse().expect("a tile"),
+            seed_sha256: seed_hash(&Seed::default()),
+        };
+        TableEvent::parse(&published(&dealt)).expect("hand_dealt parses")
+    }
+
+    const SCORES: &str = r#"{"type":"hand_ended","end":{"outcome":"finished","winner":0,"multiplier":1,"scores":[-101,40,50,60]}}"#;
+
+    #[test]
+    fn a_player_who_leaves_for_a_bot_keeps_that_hand_and_the_lost_match_not_the_bots_hands() {
+        let p: [Uuid; 4] = std::array::from_fn(|_| Uuid::new_v4());
+        let created = Stored::TableCreated {
+            rules: okey_rules::Preset::Classic.rules(),
+            seats: p.map(|p| Some(format!("players/{p}"))),
+            admission: Default::default(),
+        };
+        let mut tally = HandTally::default();
+        fold(
+            &mut tally,
+            &TableEvent::parse(&published(&created)).unwrap(),
+        );
+        fold(&mut tally, &deal(1));
+        fold(
+            &mut tally,
+            &hand(r#"{"type":"hand_opened","seat":0,"kind":"melds","amount":101,"melds":[]}"#),
+        );
+        // Seat 0 leaves in the middle of hand 1; the bot finishes it (and wins it).
+        let left = left_for_a_bot(0, p[0]);
+        assert_eq!(
+            left,
+            TableEvent::SeatLeft {
+                seat: 0,
+                player: Some(p[0]),
+                bot_substitute: true
+            }
+        );
+        assert_eq!(fold(&mut tally, &left), Increments::default());
+        let first = fold(&mut tally, &hand(SCORES));
+        assert_eq!(
+            first.hands,
+            vec![
+                (p[0], 1, 1, -101, 1, 0),
+                (p[1], 1, 0, 40, 0, 0),
+                (p[2], 1, 0, 50, 0, 0),
+                (p[3], 1, 0, 60, 0, 0)
+            ],
+            "the hand they left is theirs, with its score"
+        );
+        // Hand 2 is dealt to the bot in seat 0: the bot's hand counts for nobody.
+        fold(&mut tally, &deal(2));
+        let second = fold(&mut tally, &hand(SCORES));
+        let who: Vec<Uuid> = second.hands.iter().map(|h| h.0).collect();
+        assert_eq!(who, vec![p[1], p[2], p[3]], "not the departed player's");
+        // The bot wins the match for seat 0: the player who left played it and did not win it.
+        let ended = stored(r#"{"type":"match_ended","totals":[1,2,3,4],"winners":[0]}"#);
+        let m = fold(&mut tally, &TableEvent::parse(&published(&ended)).unwrap());
+        assert_eq!(
+            m.matches,
+            vec![(p[0], 1, 0), (p[1], 1, 0), (p[2], 1, 0), (p[3], 1, 0)]
+        );
+    }
+
+    #[test]
+    fn a_player_who_comes_back_plays_the_hand_and_the_match_again() {
+        let p: [Uuid; 4] = std::array::from_fn(|_| Uuid::new_v4());
+        let mut tally = HandTally::default();
+        fold(&mut tally, &TableEvent::Seats(p.map(Some)));
+        fold(&mut tally, &deal(1));
+        fold(&mut tally, &left_for_a_bot(2, p[2]));
+        fold(&mut tally, &hand(SCORES));
+        fold(&mut tally, &deal(2));
+        // Back in the middle of hand 2 (the table's JoinSeat for who left: `seat_taken`).
+        let back = Stored::SeatTaken {
+            seat: 2,
+            player: format!("players/{}", p[2]),
+            name: Some("Ayşe".into()),
+        };
+        fold(&mut tally, &TableEvent::parse(&published(&back)).unwrap());
+        let second = fold(&mut tally, &hand(SCORES));
+        assert_eq!(second.hands.len(), 4);
+        assert!(second.hands.contains(&(p[2], 1, 0, 50, 0, 0)));
+        let ended = stored(r#"{"type":"match_ended","totals":[1,2,3,4],"winners":[0,2]}"#);
+        let m = fold(&mut tally, &TableEvent::parse(&published(&ended)).unwrap());
+        assert_eq!(
+            m.matches,
+            vec![(p[0], 1, 1), (p[1], 1, 0), (p[2], 1, 1), (p[3], 1, 0)]
+        );
     }
 }
