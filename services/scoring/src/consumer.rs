@@ -13,6 +13,10 @@
 //!   logged as an error, counted in `okey.scoring.events.poisoned` and acknowledged; the others
 //!   go on.
 //!
+//! - Rebuild: the ledger is a projection of the stream. Started on an empty schema, the
+//!   consumer is made anew and reads from the stream's first message (events older than the
+//!   stream's `nats.events_max_age_secs` are gone from it).
+//!
 //! Lag: `okey.scoring.consumer.lag.events` (messages the consumer has not been delivered yet) and
 //! `okey.scoring.consumer.lag.seconds` (from the event's commit in the table service to its
 //! application here), also in [`Lag`] for the health details.
@@ -154,6 +158,7 @@ async fn consume(
     metrics: &Metrics,
 ) -> Result<(), ConsumerError> {
     let stream = table_events_stream(jetstream, prefix).await?;
+    rebuild_if_empty(&stream, pool).await?;
     let consumer: jetstream::consumer::Consumer<pull::Config> = stream
         .get_or_create_consumer(
             CONSUMER,
@@ -268,6 +273,40 @@ async fn consume(
             },
         }
         message.ack().await.map_err(js_err)?;
+    }
+    Ok(())
+}
+
+/// An empty ledger (a new database, or one emptied to rebuild the projection) is filled from the
+/// start of the stream: a durable consumer that already delivered messages is made anew, so
+/// every event the stream still holds is applied again, in order, into the empty schema.
+async fn rebuild_if_empty(stream: &stream::Stream, pool: &PgPool) -> Result<(), ConsumerError> {
+    let empty: bool = sqlx::query_scalar(
+        "SELECT NOT EXISTS (SELECT 1 FROM applied_events)
+            AND NOT EXISTS (SELECT 1 FROM poison_events)
+            AND NOT EXISTS (SELECT 1 FROM early_events)",
+    )
+    .fetch_one(pool)
+    .await
+    .map_err(js_err)?;
+    if !empty {
+        return Ok(());
+    }
+    let Ok(mut consumer) = stream.get_consumer::<pull::Config>(CONSUMER).await else {
+        return Ok(());
+    };
+    let delivered = consumer
+        .info()
+        .await
+        .map_err(js_err)?
+        .delivered
+        .stream_sequence;
+    if delivered > 0 {
+        tracing::info!(
+            delivered,
+            "the ledger is empty: reading the table events again from the stream's start"
+        );
+        stream.delete_consumer(CONSUMER).await.map_err(js_err)?;
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Exactly once, whatever happens: scoring killed (`kill -9`) in the middle of a match, the NATS
 //! server restarted, and events delivered twice end in the same ledger, row for row, as a
-//! scoring service that read the whole match undisturbed into a database of its own.
+//! scoring service that read the whole match undisturbed into a database of its own (the rebuild
+//! of the projection: an empty schema is filled from the stream's start).
 //!
 //! This test runs its own NATS server (the one `deploy/infra.sh` installs, on a free port, its
 //! store in a temporary directory) so that restarting it disturbs no other test.
@@ -217,25 +218,9 @@ async fn kill_nats_restart_and_duplicates_leave_the_ledger_of_an_undisturbed_run
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // The undisturbed run: the same stream read from its start into an empty database, by a
-    // consumer made anew (replicas of one ledger share the durable consumer).
+    // The undisturbed run, which is also the rebuild: the same stream read from its start into
+    // an empty database (the service makes its durable consumer anew on an empty ledger).
     scoring.kill();
-    {
-        let client = async_nats::connect(&url).await.unwrap();
-        let js = jetstream::new(client);
-        let stream = js
-            .get_stream(
-                js.stream_by_subject(format!("{prefix}.table.*.events"))
-                    .await
-                    .unwrap(),
-            )
-            .await
-            .unwrap();
-        stream
-            .delete_consumer(scoring::consumer::CONSUMER)
-            .await
-            .unwrap();
-    }
     let undisturbed = stack.fresh_scoring_env();
     let control = stack.scoring(&undisturbed).await;
     let control_pool = Stack::scoring_pool(&undisturbed).await;
