@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "okey"
 PRODUCTION = ROOT / "helm" / "values-production.yaml"
 SETTINGS_RS = ROOT / "crates" / "okey-platform" / "src" / "settings.rs"
+# Each service's own settings (okey_platform::settings::ServiceSettings), in services/<name>/src.
+SERVICE_SETTINGS_RS = sorted((ROOT / "services").glob("*/src/settings.rs"))
 RUST_DIRS = [ROOT / "crates", ROOT / "services"]
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and a current one.
 KUBE_VERSIONS = ["1.30.0", "1.37.0"]
@@ -122,24 +124,38 @@ def config_data(objects: list[dict], service: str) -> dict:
 
 
 def rust_settings() -> tuple[dict[str, object], set[str]]:
-    """Every setting (section.key -> default) from the built-in defaults in settings.rs, and the
-    secret ones (fields of type Secret<..>)."""
+    """Every setting (section.key -> default) from the built-in defaults: the shared ones in
+    settings.rs and each service's own (`DEFAULTS` of its settings.rs), and the secret ones
+    (fields of type Secret<..>)."""
     text = SETTINGS_RS.read_text()
     found = re.search(r'fn defaults\(.*?r#"(.*?)"#', text, re.S)
     expect(found is not None, "settings.rs: the built-in defaults block was not found")
-    toml_text = re.sub(r"\{(\w+)\}", lambda m: "0" if m.group(1) == "port" else "x", found.group(1))
-    table = tomllib.loads(toml_text.replace("{{", "{").replace("}}", "}"))
-    settings = {f"{s}.{k}": v for s, keys in table.items() for k, v in keys.items()}
-    expect(len(settings) > 20, f"settings.rs: only {len(settings)} settings found in the defaults")
-    # Which struct holds which section: `pub <section>: <Struct>` in Settings.
-    structs = dict(re.findall(r"pub (\w+): (\w+Settings),", text))
+    blocks = [(SETTINGS_RS, text, found.group(1))]
+    for path in SERVICE_SETTINGS_RS:
+        own = path.read_text()
+        block = re.search(r'const DEFAULTS: &(?:\'static )?str = r#"(.*?)"#', own, re.S)
+        expect(block is not None, f"{path.relative_to(ROOT)}: no `const DEFAULTS` block")
+        blocks.append((path, own, block.group(1)))
+    expect(len(blocks) >= 3, f"only {len(blocks) - 1} services' own settings found")
+    settings: dict[str, object] = {}
     secret = set()
-    for section, struct in structs.items():
-        body = re.search(rf"pub struct {struct} \{{(.*?)\n\}}", text, re.S)
-        if body:
-            for key in re.findall(r"pub (\w+): Secret<", body.group(1)):
-                secret.add(f"{section}.{key}")
-    expect({"database.url", "redis.url"} <= secret, f"secret settings not found: {secret}")
+    for path, source, block in blocks:
+        toml_text = re.sub(r"\{(\w+)\}", lambda m: "0" if m.group(1) == "port" else "x", block)
+        table = tomllib.loads(toml_text.replace("{{", "{").replace("}}", "}"))
+        for s, keys in table.items():
+            for k, v in keys.items():
+                expect(f"{s}.{k}" not in settings, f"{path.relative_to(ROOT)}: {s}.{k} is defined twice")
+                settings[f"{s}.{k}"] = v
+        # Which struct holds which section: `pub <section>: <Struct>` in a settings struct.
+        structs = dict(re.findall(r"pub (\w+): (\w+Settings),", source))
+        for section, struct in structs.items():
+            body = re.search(rf"pub struct {struct} \{{(.*?)\n\}}", source, re.S)
+            if body:
+                for key in re.findall(r"pub (\w+): Secret<", body.group(1)):
+                    secret.add(f"{section}.{key}")
+    expect(len(settings) > 20, f"settings.rs: only {len(settings)} settings found in the defaults")
+    expect({"database.url", "redis.url", "tokens.signing_keys_pem"} <= secret,
+           f"secret settings not found: {secret}")
     return settings, secret
 
 

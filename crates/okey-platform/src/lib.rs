@@ -15,12 +15,15 @@ pub mod service_token;
 pub mod settings;
 pub mod status;
 pub mod telemetry;
+/// Real-infrastructure helpers and the test signing key, for tests only: compiled with the
+/// `test-util` feature, which only dev-dependencies enable.
+#[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 
 pub use decode::MAX_REQUEST_BYTES;
 pub use dependencies::{Dependencies, DependencyError, Needs};
 pub use server::{ServerError, ServiceHost, shutdown_signal};
-pub use settings::{LiveSettings, Secret, ServiceKind, Settings, SettingsError};
+pub use settings::{Secret, ServiceKind, ServiceSettings, Settings, SettingsError};
 
 /// Re-exported so services need no direct sqlx dependency just to name a migrator.
 pub use sqlx::migrate::Migrator;

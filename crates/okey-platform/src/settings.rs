@@ -6,6 +6,13 @@
 //! is checked against the default's type before anything else, and an error names the setting
 //! and where its value came from. Parsing takes the variables as an iterator so tests never touch
 //! the process environment.
+//!
+//! The sections here are the ones every service reads. A service's own settings (the table's
+//! `live`, accounts' signing keys, matchmaking's `matchmaking`) are typed, defaulted and checked
+//! in that service ([`ServiceSettings`], read with [`Settings::own`]) through the same layers;
+//! this module only names them ([`SERVICE_SETTINGS`]), so that a process accepts another
+//! service's settings (a cluster hands every service the same `config`) and still refuses a
+//! name no service reads.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -74,40 +81,21 @@ pub struct Settings {
     pub telemetry: TelemetrySettings,
     /// Access-token checks.
     pub auth: AuthSettings,
-    /// Token keys and lifetimes: where verifiers find the public keys, and (accounts only) the
-    /// private keys that sign.
+    /// Where verifiers find the token keys.
     pub tokens: TokenSettings,
-    /// Live tables (table service): deadline sweeps, bot pace, presence, chat.
-    pub live: LiveSettings,
-    /// Quick play and private rooms (matchmaking service).
-    pub matchmaking: MatchmakingSettings,
     /// The service identity this process asks accounts for (client credentials), when it calls
     /// another service as itself (the matchmaking service creating tables).
     pub service_client: ServiceClientSettings,
+    /// The service these settings are for.
+    #[serde(skip, default = "no_service")]
+    pub service: ServiceKind,
+    /// Values given for service-owned settings, read by [`Settings::own`].
+    #[serde(skip)]
+    own: Given,
 }
 
-/// Quick play and private rooms (read by the matchmaking service only).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MatchmakingSettings {
-    /// The table service's gRPC address (`http://host:port`), where matched tables are created.
-    pub table_url: String,
-    /// A quick-play ticket that allows bots gets them for its empty seats after this long.
-    pub bot_fill_after_secs: u64,
-    /// A quick-play ticket without bots is EXPIRED after this long unmatched.
-    pub ticket_ttl_secs: u64,
-    /// The matcher's tick: how often each replica looks for groups, bot fills and expiries (it
-    /// also runs at once on every ticket it opens). At most 250.
-    pub tick_ms: u64,
-    /// A replica that claimed a group and did not finish creating its table within this long
-    /// (it died) leaves the group to another replica, which finishes it with the same request.
-    pub claim_lease_secs: u64,
-    /// An unstarted private room closes after this long.
-    pub room_ttl_secs: u64,
-    /// Wrong room codes or passwords a caller may try per window before RESOURCE_EXHAUSTED.
-    pub join_attempts: u64,
-    /// The window of `join_attempts`.
-    pub join_window_secs: u64,
+fn no_service() -> ServiceKind {
+    ServiceKind::Scoring
 }
 
 /// The identity a service presents to accounts' `IssueServiceToken`.
@@ -149,44 +137,6 @@ impl ServerSettings {
     }
 }
 
-/// Live tables (read by the table service only): how often deadlines are swept, how fast bots
-/// play, when a player counts as away or gone, and the chat's limits and retention. Turn lengths
-/// come from each table's rule set, not from here.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LiveSettings {
-    /// How often each process looks for expired deadlines (it is also woken at once when a bot
-    /// is due now).
-    pub sweep_interval_ms: u64,
-    /// How often each process checks that every active table has its deadline in Redis
-    /// (rebuilding any that are missing).
-    pub reconcile_interval_ms: u64,
-    /// How long a bot waits before each of its commands (0 in tests).
-    pub bot_pace_ms: u64,
-    /// A player seen (open stream, heartbeat or command) within this long is connected.
-    pub connected_ms: u64,
-    /// A player not seen for this long is gone (before that: away).
-    pub gone_ms: u64,
-    /// Longest chat message, in characters.
-    pub chat_max_chars: u64,
-    /// Chat messages a player may send per window at one table.
-    pub chat_burst: u64,
-    /// The chat rate-limit window.
-    pub chat_window_ms: u64,
-    /// How long chat messages are kept in PostgreSQL.
-    pub chat_retention_secs: u64,
-    /// How often old chat messages are deleted.
-    pub chat_sweep_interval_ms: u64,
-    /// Most tables one process holds in memory: past it, the table asked about longest ago and
-    /// in use by no call is dropped (it is folded from the store again when asked for).
-    pub max_cached_tables: u64,
-    /// Most WatchTable plus WatchChat streams one caller may hold open on one process.
-    pub max_streams_per_caller: u64,
-    /// How often a quiet WatchTable stream reads the event store, in case a wake-up from
-    /// another replica was missed.
-    pub stream_recheck_ms: u64,
-}
-
 /// PostgreSQL.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -195,12 +145,6 @@ pub struct DatabaseSettings {
     pub url: Secret<String>,
     /// Pool size.
     pub max_connections: u32,
-    /// The table service's group commit: how many groups of appends may be committing at once.
-    /// Appends that arrive while every group is committing wait and go in the next group, one
-    /// statement and one commit for all of them. 1 commits the most appends per group; more
-    /// lets an append start while another group waits for its commit (2, the default, gave the
-    /// lowest tail latency at a player's pace and the same throughput as 1 under saturation).
-    pub commit_groups: u32,
     /// Create the database at start if it does not exist (local and test setups).
     pub create_if_missing: bool,
 }
@@ -269,18 +213,10 @@ pub struct AuthSettings {
     pub leeway_secs: u64,
 }
 
-/// Token keys and lifetimes.
+/// Where verifiers find the token keys (what accounts signs with is accounts' own).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenSettings {
-    /// Accounts only: the Ed25519 private keys, PKCS#8 PEM blocks one after the other. The first
-    /// signs new tokens; the others are still published so tokens they signed keep verifying
-    /// until they expire. Empty: a throwaway key is generated at start (local runs only).
-    pub signing_keys_pem: Secret<String>,
-    /// Lifetime of an access token.
-    pub access_ttl_secs: u64,
-    /// Lifetime of a refresh token.
-    pub refresh_ttl_secs: u64,
     /// Public keys every service trusts without asking the accounts service, as a JWKS document
     /// (`{"keys":[{"kid":"…","kty":"OKP","crv":"Ed25519","x":"…"}]}`); empty for none.
     pub public_keys: String,
@@ -294,12 +230,6 @@ pub struct TokenSettings {
     pub keys_ca_pem: String,
     /// How often the public keys are fetched again (sooner when a token names an unknown `kid`).
     pub keys_refresh_secs: u64,
-    /// Accounts only: the service clients it issues service tokens to (role `matchmaker`), as
-    /// `id:sha256hex` entries separated by whitespace or commas, the hex being the SHA-256 of the
-    /// client's secret (`printf %s "$SECRET" | sha256sum`). Empty: no service tokens.
-    pub service_clients: String,
-    /// Lifetime of a service token.
-    pub service_ttl_secs: u64,
 }
 
 /// A value that must never reach a log: `Debug` and `Display` print `[redacted]`.
@@ -370,6 +300,105 @@ pub enum SettingsError {
     },
 }
 
+/// Settings one service reads for itself, by the service: typed, defaulted and checked in that
+/// service's crate ([`ServiceSettings`]), only named here. A cluster hands every service the same
+/// `config` (the Helm chart renders one), so a process skips another service's settings; a name
+/// that is neither shared nor here is refused. `section.*` names a whole section.
+pub const SERVICE_SETTINGS: &[(ServiceKind, &str)] = &[
+    (ServiceKind::Table, "live.*"),
+    (ServiceKind::Table, "database.commit_groups"),
+    (ServiceKind::Accounts, "tokens.signing_keys_pem"),
+    (ServiceKind::Accounts, "tokens.access_ttl_secs"),
+    (ServiceKind::Accounts, "tokens.refresh_ttl_secs"),
+    (ServiceKind::Accounts, "tokens.service_clients"),
+    (ServiceKind::Accounts, "tokens.service_ttl_secs"),
+    (ServiceKind::Matchmaking, "matchmaking.*"),
+];
+
+/// The service that reads `setting` for itself (see [`SERVICE_SETTINGS`]).
+fn owner(setting: &str) -> Option<ServiceKind> {
+    let (section, _) = setting.split_once('.')?;
+    SERVICE_SETTINGS
+        .iter()
+        .find(|(_, name)| *name == setting || name.strip_suffix(".*").is_some_and(|s| s == section))
+        .map(|(service, _)| *service)
+}
+
+/// A service's own settings, read with [`Settings::own`].
+pub trait ServiceSettings: serde::de::DeserializeOwned {
+    /// Its settings with their built-in defaults, as TOML (`[section]` tables); each is named for
+    /// the service in [`SERVICE_SETTINGS`].
+    const DEFAULTS: &'static str;
+
+    /// Checks what types alone cannot: the setting at fault and what is wrong.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
+}
+
+/// A value as it was given: a file's (typed by TOML) or an environment variable's text (typed by
+/// the default of the setting it names).
+#[derive(Clone)]
+enum Raw {
+    File(toml::Value),
+    Env(String),
+}
+
+#[derive(Clone)]
+struct GivenValue {
+    section: String,
+    key: String,
+    value: Raw,
+    origin: String,
+}
+
+/// Values given for service-owned settings, in the order they apply.
+#[derive(Clone, Default)]
+struct Given(Vec<GivenValue>);
+
+impl Given {
+    fn push(&mut self, section: String, key: String, value: Raw, origin: String) {
+        self.0.push(GivenValue {
+            section,
+            key,
+            value,
+            origin,
+        });
+    }
+}
+
+impl fmt::Debug for Given {
+    /// Names only: a value may be a secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|g| format!("{}.{}", g.section, g.key)))
+            .finish()
+    }
+}
+
+/// Whether the defaults hold `section.key`.
+fn has(merged: &toml::Table, section: &str, key: &str) -> bool {
+    merged
+        .get(section)
+        .and_then(toml::Value::as_table)
+        .is_some_and(|t| t.contains_key(key))
+}
+
+/// The merged settings as `T`, an error naming the setting and where its value came from.
+fn deserialize<T: serde::de::DeserializeOwned>(
+    merged: toml::Table,
+    origins: &BTreeMap<String, String>,
+) -> Result<T, SettingsError> {
+    serde_path_to_error::deserialize(toml::Value::Table(merged)).map_err(|e| {
+        let setting = e.path().to_string();
+        SettingsError::Invalid {
+            origin: origin_of(&setting, origins),
+            setting,
+            message: e.into_inner().to_string(),
+        }
+    })
+}
+
 impl Settings {
     /// Loads the settings of `service` from the defaults, the file named by `OKEY_CONFIG_FILE` (if
     /// set) and the process environment.
@@ -401,6 +430,7 @@ impl Settings {
     {
         let mut merged = defaults(service);
         let mut origins: BTreeMap<String, String> = BTreeMap::new();
+        let mut given = Given::default();
 
         if let Some((path, text)) = file {
             let table: toml::Table =
@@ -419,6 +449,10 @@ impl Settings {
                 };
                 for (key, value) in keys {
                     let setting = format!("{section}.{key}");
+                    if !has(&merged, &section, &key) && owner(&setting).is_some() {
+                        given.push(section.clone(), key, Raw::File(value), origin.clone());
+                        continue;
+                    }
                     set(&mut merged, &section, &key, value, &setting, &origin)?;
                     origins.insert(setting, origin.clone());
                 }
@@ -436,22 +470,67 @@ impl Settings {
             let (section, key) = (section.to_ascii_lowercase(), key.to_ascii_lowercase());
             let setting = format!("{section}.{key}");
             let origin = format!("environment variable {name}");
+            if !has(&merged, &section, &key) && owner(&setting).is_some() {
+                given.push(section, key, Raw::Env(raw.to_owned()), origin);
+                continue;
+            }
             let value = typed_env_value(&merged, &section, &key, raw, &setting, &origin)?;
             set(&mut merged, &section, &key, value, &setting, &origin)?;
             origins.insert(setting, origin);
         }
 
-        let settings: Settings = serde_path_to_error::deserialize(toml::Value::Table(merged))
-            .map_err(|e| {
-                let setting = e.path().to_string();
-                SettingsError::Invalid {
-                    origin: origin_of(&setting, &origins),
-                    setting,
-                    message: e.into_inner().to_string(),
-                }
-            })?;
+        let mut settings: Settings = deserialize(merged, &origins)?;
         settings.validate(&origins)?;
+        settings.service = service;
+        settings.own = given;
         Ok(settings)
+    }
+
+    /// This service's own settings (`S`): its defaults, then what the file and the environment
+    /// gave for them, typed and checked like the shared ones. A value given for another
+    /// service's setting is left to that service; one of this service's sections that `S` does
+    /// not have is [`SettingsError::Unknown`].
+    ///
+    /// # Panics
+    /// If `S` has a setting [`SERVICE_SETTINGS`] does not name for this service: a programming
+    /// error that any test of the service's settings shows.
+    pub fn own<S: ServiceSettings>(&self) -> Result<S, SettingsError> {
+        let mut merged: toml::Table = S::DEFAULTS
+            .parse()
+            .expect("a service's built-in defaults are valid TOML");
+        for (section, keys) in &merged {
+            for key in keys.as_table().into_iter().flat_map(|k| k.keys()) {
+                let setting = format!("{section}.{key}");
+                assert!(
+                    owner(&setting) == Some(self.service),
+                    "{setting} is not named for {} in okey_platform::settings::SERVICE_SETTINGS",
+                    self.service.name()
+                );
+            }
+        }
+        let mut origins = BTreeMap::new();
+        for g in &self.own.0 {
+            let setting = format!("{}.{}", g.section, g.key);
+            if owner(&setting) != Some(self.service) {
+                continue;
+            }
+            let value = match &g.value {
+                Raw::File(value) => value.clone(),
+                Raw::Env(raw) => {
+                    typed_env_value(&merged, &g.section, &g.key, raw, &setting, &g.origin)?
+                }
+            };
+            set(&mut merged, &g.section, &g.key, value, &setting, &g.origin)?;
+            origins.insert(setting, g.origin.clone());
+        }
+        let own: S = deserialize(merged, &origins)?;
+        own.check()
+            .map_err(|(setting, message)| SettingsError::Invalid {
+                origin: origin_of(setting, &origins),
+                setting: setting.to_owned(),
+                message,
+            })?;
+        Ok(own)
     }
 
     /// Checks what types alone cannot.
@@ -476,9 +555,6 @@ impl Settings {
         if self.database.max_connections == 0 {
             return Err(invalid("database.max_connections", "must be at least 1"));
         }
-        if self.database.commit_groups == 0 {
-            return Err(invalid("database.commit_groups", "must be at least 1"));
-        }
         if !self.database.url.expose().starts_with("postgres://")
             && !self.database.url.expose().starts_with("postgresql://")
         {
@@ -486,12 +562,6 @@ impl Settings {
                 "database.url",
                 "must start with postgres:// (value not shown: it is secret)",
             ));
-        }
-        if self.tokens.access_ttl_secs == 0 {
-            return Err(invalid("tokens.access_ttl_secs", "must be at least 1"));
-        }
-        if self.tokens.refresh_ttl_secs == 0 {
-            return Err(invalid("tokens.refresh_ttl_secs", "must be at least 1"));
         }
         if self.tokens.keys_refresh_secs == 0 {
             return Err(invalid("tokens.keys_refresh_secs", "must be at least 1"));
@@ -516,37 +586,6 @@ impl Settings {
                 "must hold PEM certificates (-----BEGIN CERTIFICATE-----)",
             ));
         }
-        for (setting, value) in [
-            ("live.sweep_interval_ms", self.live.sweep_interval_ms),
-            (
-                "live.reconcile_interval_ms",
-                self.live.reconcile_interval_ms,
-            ),
-            ("live.connected_ms", self.live.connected_ms),
-            ("live.chat_max_chars", self.live.chat_max_chars),
-            ("live.chat_burst", self.live.chat_burst),
-            ("live.chat_window_ms", self.live.chat_window_ms),
-            (
-                "live.chat_sweep_interval_ms",
-                self.live.chat_sweep_interval_ms,
-            ),
-            ("live.max_cached_tables", self.live.max_cached_tables),
-            (
-                "live.max_streams_per_caller",
-                self.live.max_streams_per_caller,
-            ),
-            ("live.stream_recheck_ms", self.live.stream_recheck_ms),
-        ] {
-            if value == 0 {
-                return Err(invalid(setting, "must be at least 1"));
-            }
-        }
-        if self.live.gone_ms < self.live.connected_ms {
-            return Err(invalid(
-                "live.gone_ms",
-                "must be at least live.connected_ms",
-            ));
-        }
         if self.nats.events_max_age_secs != 0
             && self.nats.events_max_age_secs < NATS_DUPLICATE_WINDOW_SECS
         {
@@ -557,40 +596,6 @@ impl Settings {
                      {NATS_DUPLICATE_WINDOW_SECS} (the stream's duplicate window)"
                 ),
             ));
-        }
-        if let Err(e) = parse_service_clients(&self.tokens.service_clients) {
-            return Err(invalid("tokens.service_clients", &e));
-        }
-        if self.tokens.service_ttl_secs < 60 {
-            return Err(invalid("tokens.service_ttl_secs", "must be at least 60"));
-        }
-        for (setting, value) in [
-            (
-                "matchmaking.bot_fill_after_secs",
-                self.matchmaking.bot_fill_after_secs,
-            ),
-            (
-                "matchmaking.ticket_ttl_secs",
-                self.matchmaking.ticket_ttl_secs,
-            ),
-            ("matchmaking.tick_ms", self.matchmaking.tick_ms),
-            (
-                "matchmaking.claim_lease_secs",
-                self.matchmaking.claim_lease_secs,
-            ),
-            ("matchmaking.room_ttl_secs", self.matchmaking.room_ttl_secs),
-            ("matchmaking.join_attempts", self.matchmaking.join_attempts),
-            (
-                "matchmaking.join_window_secs",
-                self.matchmaking.join_window_secs,
-            ),
-        ] {
-            if value == 0 {
-                return Err(invalid(setting, "must be at least 1"));
-            }
-        }
-        if self.matchmaking.tick_ms > 250 {
-            return Err(invalid("matchmaking.tick_ms", "must be at most 250"));
         }
         if !self.service_client.id.is_empty() && self.service_client.secret.expose().len() < 16 {
             return Err(invalid(
@@ -606,33 +611,6 @@ impl Settings {
         }
         Ok(())
     }
-}
-
-/// Reads `tokens.service_clients`: `id:sha256hex` entries (whitespace or commas between them)
-/// as (client id, SHA-256 of its secret).
-pub fn parse_service_clients(text: &str) -> Result<Vec<(String, [u8; 32])>, String> {
-    let mut clients: Vec<(String, [u8; 32])> = Vec::new();
-    for entry in text.split(|c: char| c.is_whitespace() || c == ',') {
-        if entry.is_empty() {
-            continue;
-        }
-        let Some((id, hex)) = entry.split_once(':') else {
-            return Err(format!("entry `{entry}` is not `id:sha256hex`"));
-        };
-        if id.is_empty() || clients.iter().any(|(known, _)| known == id) {
-            return Err(format!("client id `{id}` is empty or listed twice"));
-        }
-        let mut hash = [0u8; 32];
-        if hex.len() != 64 {
-            return Err(format!("the hash of `{id}` is not 64 hex digits"));
-        }
-        for (i, byte) in hash.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
-                .map_err(|_| format!("the hash of `{id}` is not 64 hex digits"))?;
-        }
-        clients.push((id.to_owned(), hash));
-    }
-    Ok(clients)
 }
 
 /// The built-in defaults: loopback servers as `make run` starts them.
@@ -653,7 +631,6 @@ probe_interval_ms = 2000
 [database]
 url = "postgres://okey:okey@127.0.0.1:55432/okey_{name}"
 max_connections = 10
-commit_groups = 2
 create_if_missing = true
 
 [nats]
@@ -676,40 +653,10 @@ audience = "okey"
 leeway_secs = 30
 
 [tokens]
-signing_keys_pem = ""
-access_ttl_secs = 900
-refresh_ttl_secs = 2592000
 public_keys = ""
 keys_url = "http://127.0.0.1:50051"
 keys_ca_pem = ""
 keys_refresh_secs = 300
-service_clients = ""
-service_ttl_secs = 900
-
-[live]
-sweep_interval_ms = 200
-reconcile_interval_ms = 5000
-bot_pace_ms = 1500
-connected_ms = 30000
-gone_ms = 120000
-chat_max_chars = 200
-chat_burst = 5
-chat_window_ms = 10000
-chat_retention_secs = 604800
-chat_sweep_interval_ms = 60000
-max_cached_tables = 10000
-max_streams_per_caller = 8
-stream_recheck_ms = 1000
-
-[matchmaking]
-table_url = "http://127.0.0.1:50053"
-bot_fill_after_secs = 15
-ticket_ttl_secs = 120
-tick_ms = 100
-claim_lease_secs = 10
-room_ttl_secs = 1800
-join_attempts = 10
-join_window_secs = 60
 
 [service_client]
 id = ""
@@ -885,43 +832,127 @@ mod tests {
         assert!(err.contains("okey.toml"), "{err}");
     }
 
-    #[test]
-    fn service_clients_are_read_as_ids_and_hashes() {
-        let hex = "ab".repeat(32);
-        let clients = parse_service_clients(&format!("mm:{hex}, other:{hex}\n")).unwrap();
-        assert_eq!(clients.len(), 2);
-        assert_eq!(clients[0].0, "mm");
-        assert_eq!(clients[0].1, [0xab; 32]);
-        assert!(parse_service_clients("mm").is_err());
-        assert!(parse_service_clients("mm:abc").is_err());
-        assert!(parse_service_clients(&format!("mm:{hex} mm:{hex}")).is_err());
-        let err = Settings::from_sources(
-            ServiceKind::Accounts,
-            None,
-            [("OKEY_TOKENS__SERVICE_CLIENTS", "mm:zz")],
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("tokens.service_clients"), "{err}");
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Own {
+        live: OwnLive,
+        database: OwnDatabase,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct OwnLive {
+        bot_pace_ms: u64,
+        chat_burst: u64,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct OwnDatabase {
+        commit_groups: u32,
+    }
+
+    impl ServiceSettings for Own {
+        const DEFAULTS: &'static str =
+            "[live]\nbot_pace_ms = 1500\nchat_burst = 5\n[database]\ncommit_groups = 2\n";
+        fn check(&self) -> Result<(), (&'static str, String)> {
+            if self.live.chat_burst == 0 {
+                return Err(("live.chat_burst", "must be at least 1".into()));
+            }
+            Ok(())
+        }
     }
 
     #[test]
-    fn a_matcher_tick_over_250_ms_is_refused() {
-        let err = Settings::from_sources(
-            ServiceKind::Matchmaking,
+    fn a_services_own_settings_go_through_the_same_layers() {
+        let file = "[live]\nbot_pace_ms = 10\nchat_burst = 7\n";
+        let env = [
+            ("OKEY_LIVE__BOT_PACE_MS", "0"),
+            ("OKEY_DATABASE__COMMIT_GROUPS", "3"),
+        ];
+        let s = Settings::from_sources(ServiceKind::Table, Some(("okey.toml", file)), env).unwrap();
+        let own: Own = s.own().unwrap();
+        assert_eq!(own.live.bot_pace_ms, 0, "environment beats file");
+        assert_eq!(own.live.chat_burst, 7, "file beats default");
+        assert_eq!(own.database.commit_groups, 3);
+        let defaults: Own = Settings::from_sources(ServiceKind::Table, None, NO_ENV)
+            .unwrap()
+            .own()
+            .unwrap();
+        assert_eq!(defaults.live.bot_pace_ms, 1500);
+    }
+
+    #[test]
+    fn a_services_own_setting_is_checked_and_named_with_its_origin() {
+        let own = |env: [(&str, &str); 1]| {
+            Settings::from_sources(ServiceKind::Table, None, env)
+                .unwrap()
+                .own::<Own>()
+                .unwrap_err()
+                .to_string()
+        };
+        let err = own([("OKEY_LIVE__BOT_PACE_MS", "soon")]);
+        assert!(
+            err.contains("live.bot_pace_ms") && err.contains("OKEY_LIVE__BOT_PACE_MS"),
+            "{err}"
+        );
+        let err = own([("OKEY_LIVE__CHAT_BURST", "0")]);
+        assert!(
+            err.contains("live.chat_burst") && err.contains("at least 1"),
+            "{err}"
+        );
+        let err = own([("OKEY_LIVE__BOT_PACE", "1")]);
+        assert!(err.contains("unknown setting `live.bot_pace`"), "{err}");
+    }
+
+    #[test]
+    fn another_services_settings_are_left_to_it() {
+        // The chart gives every service the same config: accounts is handed the table's.
+        let s = Settings::from_sources(
+            ServiceKind::Accounts,
             None,
-            [("OKEY_MATCHMAKING__TICK_MS", "1000")],
+            [
+                ("OKEY_LIVE__BOT_PACE_MS", "0"),
+                ("OKEY_DATABASE__COMMIT_GROUPS", "x"),
+            ],
         )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("matchmaking.tick_ms"), "{err}");
+        .unwrap();
+        assert_eq!(s.service, ServiceKind::Accounts);
+        assert_eq!(owner("live.anything"), Some(ServiceKind::Table));
+        assert_eq!(
+            owner("tokens.signing_keys_pem"),
+            Some(ServiceKind::Accounts)
+        );
+        assert_eq!(owner("tokens.keys_url"), None);
+        assert_eq!(owner("matchmaking.tick_ms"), Some(ServiceKind::Matchmaking));
+    }
+
+    #[test]
+    fn a_secret_given_for_a_service_never_shows_in_debug_output() {
+        let s = Settings::from_sources(
+            ServiceKind::Accounts,
+            None,
+            [("OKEY_TOKENS__SIGNING_KEYS_PEM", "hunter2")],
+        )
+        .unwrap();
+        let shown = format!("{s:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("tokens.signing_keys_pem"), "{shown}");
     }
 
     #[test]
     fn unknown_settings_are_refused() {
-        let err = Settings::from_sources(ServiceKind::Table, None, [("OKEY_SERVER__PROT", "1")])
-            .unwrap_err();
-        assert!(matches!(err, SettingsError::Unknown { .. }), "{err}");
+        for name in [
+            "OKEY_SERVER__PROT",
+            "OKEY_LIEV__BOT_PACE_MS",
+            "OKEY_TOKENS__SIGNING_KEY",
+        ] {
+            let err = Settings::from_sources(ServiceKind::Table, None, [(name, "1")]).unwrap_err();
+            assert!(
+                matches!(err, SettingsError::Unknown { .. }),
+                "{name}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ use uuid::Uuid;
 
 use crate::keys::{KeyError, SigningKeys};
 use crate::limiter::{SignInLimiter, Verdict};
+use crate::settings::{AccountsSettings, parse_service_clients};
 
 /// Why an accounts operation failed. `grpc` maps each variant to one status.
 #[derive(Debug, thiserror::Error)]
@@ -224,6 +225,7 @@ impl Accounts {
         keys: Arc<SigningKeys>,
         limiter: SignInLimiter,
         settings: &Settings,
+        own: &AccountsSettings,
     ) -> Self {
         Accounts {
             pool,
@@ -231,15 +233,14 @@ impl Accounts {
             limiter,
             issuer: settings.auth.issuer.clone(),
             audience: settings.auth.audience.clone(),
-            access_ttl: Duration::from_secs(settings.tokens.access_ttl_secs),
-            refresh_ttl: Duration::from_secs(settings.tokens.refresh_ttl_secs),
+            access_ttl: Duration::from_secs(own.tokens.access_ttl_secs),
+            refresh_ttl: Duration::from_secs(own.tokens.refresh_ttl_secs),
             hasher: Argon2::default(),
-            // Settings::validate already refused a malformed list.
+            // Reading the settings already refused a malformed list.
             service_clients: Arc::new(
-                okey_platform::settings::parse_service_clients(&settings.tokens.service_clients)
-                    .unwrap_or_default(),
+                parse_service_clients(&own.tokens.service_clients).unwrap_or_default(),
             ),
-            service_ttl: Duration::from_secs(settings.tokens.service_ttl_secs),
+            service_ttl: Duration::from_secs(own.tokens.service_ttl_secs),
         }
     }
 

@@ -16,6 +16,7 @@ use crate::accounts::Accounts;
 use crate::grpc::AccountsApi;
 use crate::keys::{KeyError, SigningKeys};
 use crate::limiter::{LimitPolicy, SignInLimiter};
+use crate::settings::AccountsSettings;
 
 /// The service's own schema, `migrations/accounts`, applied at every start.
 static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/accounts");
@@ -59,6 +60,9 @@ pub enum StartupError {
     /// The signing keys are unusable.
     #[error(transparent)]
     Keys(#[from] KeyError),
+    /// A setting of the service's own is not valid.
+    #[error(transparent)]
+    Settings(#[from] okey_platform::SettingsError),
 }
 
 /// The accounts service, connected and bound, ready to serve.
@@ -72,7 +76,8 @@ impl Application {
     /// Binds the port, connects the dependencies (with retry), runs the migrations and loads the
     /// keys.
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
-        let keys = match SigningKeys::from_pem_blocks(settings.tokens.signing_keys_pem.expose())? {
+        let own: AccountsSettings = settings.own()?;
+        let keys = match SigningKeys::from_pem_blocks(own.tokens.signing_keys_pem.expose())? {
             Some(keys) => keys,
             None => {
                 tracing::warn!(
@@ -104,7 +109,7 @@ impl Application {
             unreachable!("NEEDS asks for postgres and redis");
         };
         let limiter = SignInLimiter::new(redis, &settings.redis.key_prefix, LimitPolicy::default());
-        let accounts = Accounts::new(pool, keys, limiter, settings);
+        let accounts = Accounts::new(pool, keys, limiter, settings, &own);
         let api = AccountsServiceServer::new(AccountsApi::new(accounts))
             .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {

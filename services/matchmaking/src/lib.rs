@@ -6,7 +6,7 @@
 //! okey.v1 types. `service` is what the API does, `store` the PostgreSQL truth (with the atomic
 //! claim), `matcher` the loop every replica runs, `notices` the change notifications that drive the
 //! streams, `limiter` the rate limit on code and password guesses, `clock` where time comes from,
-//! `domain` the plain types.
+//! `domain` the plain types, `settings` the service's own settings (`[matchmaking]`).
 
 pub mod clock;
 pub mod domain;
@@ -15,6 +15,7 @@ pub mod limiter;
 pub mod matcher;
 pub mod notices;
 pub mod service;
+pub mod settings;
 pub mod startup;
 pub mod store;
 pub mod tables;

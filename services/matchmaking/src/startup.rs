@@ -20,6 +20,7 @@ use crate::limiter::JoinLimiter;
 use crate::matcher::{Matcher, Timing, Wake};
 use crate::notices::Notices;
 use crate::service::{Matchmaking, Timeouts};
+use crate::settings::MatchmakingSettings;
 use crate::store::Store;
 use crate::tables::Tables;
 
@@ -89,7 +90,10 @@ impl Application {
         settings: &Settings,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, StartupError> {
-        let m = &settings.matchmaking;
+        let own: MatchmakingSettings = settings
+            .own()
+            .map_err(|e| StartupError::Settings(e.to_string()))?;
+        let m = &own.matchmaking;
         if settings.service_client.id.is_empty() {
             tracing::warn!(
                 "no service identity (service_client.id): tables cannot be created until one is set"

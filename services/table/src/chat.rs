@@ -12,7 +12,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use okey_platform::LiveSettings;
 use okey_rules::Seat;
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
@@ -25,6 +24,7 @@ use tonic::codegen::tokio_stream::StreamExt;
 
 use crate::clock::Clock;
 use crate::ids::random_uuid;
+use crate::settings::LiveSettings;
 
 /// Who a message is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@
 //!   `service` (load by folding, decide, append with retries, stream);
 //! * adapters: `outbox` (NATS JetStream publisher) over `store` (the PostgreSQL event store),
 //!   `deadlines` (what is due next, in Redis), `presence` (Redis), `chat` (PostgreSQL and NATS);
-//! * leaves: `clock`, `ids`;
+//! * leaves: `clock`, `ids`, `settings` (the service's own settings sections);
 //! * the pure table below them all: the `okey-table` crate (seats, match, hand; decide and
 //!   evolve over `okey-rules`; the events and what each viewer sees), named `domain` here, with
 //!   its `absence` rules.
@@ -22,6 +22,7 @@ pub mod live;
 pub mod outbox;
 pub mod presence;
 pub mod service;
+pub mod settings;
 pub mod startup;
 pub mod store;
 

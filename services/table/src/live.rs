@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use okey_platform::LiveSettings;
 use okey_rules::Command;
 use sqlx::types::Uuid;
 use tokio::sync::{Notify, mpsc};
@@ -15,6 +14,7 @@ use tokio::sync::{Notify, mpsc};
 use crate::deadlines::{Appended, Deadlines, Due, DueKind, next_due};
 use crate::domain::{Table, TableError, TableEvent, server_command};
 use crate::service::{AppendObserver, ServiceError, Submission, Tables};
+use crate::settings::LiveSettings;
 
 /// The actor recorded on everything the server plays for a seat.
 pub const SERVER_ACTOR: &str = "server";

@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use okey_platform::LiveSettings;
 use redis::aio::ConnectionManager;
 use sqlx::types::Uuid;
 
 use crate::clock::Clock;
+use crate::settings::LiveSettings;
 
 /// Whether a seat's player is at the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,6 +344,8 @@ mod tests {
         let settings =
             Settings::from_sources(ServiceKind::Table, None, Vec::<(String, String)>::new())
                 .unwrap()
+                .own::<crate::settings::TableSettings>()
+                .unwrap()
                 .live;
         let (c, g) = (settings.connected_ms, settings.gone_ms);
         let at = |ms, how| Some((ms, how));
@@ -375,6 +377,8 @@ mod tests {
     fn a_command_soon_after_the_last_write_is_not_written_again() {
         let settings =
             Settings::from_sources(ServiceKind::Table, None, Vec::<(String, String)>::new())
+                .unwrap()
+                .own::<crate::settings::TableSettings>()
                 .unwrap()
                 .live;
         let memo = WriteMemo::new(&settings);

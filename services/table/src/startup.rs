@@ -22,6 +22,7 @@ use crate::live::Live;
 use crate::outbox::{self, Outbox, Subjects};
 use crate::presence::Presences;
 use crate::service::{IDLE_TABLE, Tables};
+use crate::settings::TableSettings;
 use crate::store::Store;
 
 /// The service's own schema, `migrations/table`, applied at every start.
@@ -67,6 +68,9 @@ pub enum StartupError {
     /// The JetStream stream could not be created.
     #[error("cannot create the JetStream stream: {0}")]
     Stream(String),
+    /// A setting of the service's own is not valid.
+    #[error(transparent)]
+    Settings(#[from] okey_platform::SettingsError),
     /// The operating system refused the outbox publisher's thread.
     #[error("cannot start the outbox publisher's thread: {0}")]
     Publisher(#[source] std::io::Error),
@@ -93,6 +97,7 @@ impl Application {
         settings: &Settings,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, StartupError> {
+        let own: TableSettings = settings.own()?;
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
         let pool = dependencies.postgres.clone().expect("postgres is needed");
@@ -107,20 +112,15 @@ impl Application {
         let redis = dependencies.redis.clone().expect("redis is needed");
         let key_prefix = &settings.redis.key_prefix;
 
-        let store = Store::grouping(pool.clone(), settings.database.commit_groups as usize);
+        let store = Store::grouping(pool.clone(), own.database.commit_groups as usize);
         let (outbox, outbox_queue) = Outbox::new();
         let deadlines = Deadlines::new(redis.clone(), key_prefix, clock.clone());
-        let (live, live_tasks) = Live::new(deadlines, settings.live.clone());
+        let (live, live_tasks) = Live::new(deadlines, own.live.clone());
         let tables = Tables::new(store.clone(), outbox)
             .with_observer(Arc::new(live.clone()))
-            .with_max_cached(usize::try_from(settings.live.max_cached_tables).unwrap_or(usize::MAX))
-            .with_stream_recheck(Duration::from_millis(settings.live.stream_recheck_ms));
-        let presences = Presences::new(
-            redis.clone(),
-            key_prefix,
-            clock.clone(),
-            settings.live.clone(),
-        );
+            .with_max_cached(usize::try_from(own.live.max_cached_tables).unwrap_or(usize::MAX))
+            .with_stream_recheck(Duration::from_millis(own.live.stream_recheck_ms));
+        let presences = Presences::new(redis.clone(), key_prefix, clock.clone(), own.live.clone());
         let chat = Chat::new(
             pool,
             redis,
@@ -128,7 +128,7 @@ impl Application {
             &settings.nats.subject_prefix,
             key_prefix,
             clock,
-            settings.live.clone(),
+            own.live.clone(),
         );
         outbox::start(
             settings,
@@ -159,7 +159,7 @@ impl Application {
         let api = TableServiceServer::new(
             TableApi::new(tables.clone())
                 .with_live(presences, chat)
-                .with_stream_limit(settings.live.max_streams_per_caller),
+                .with_stream_limit(own.live.max_streams_per_caller),
         )
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
         Ok(Application {

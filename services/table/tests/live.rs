@@ -307,7 +307,12 @@ async fn presence_follows_streams_heartbeats_and_time() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // Not seen for longer than `live.gone_ms`: gone. A heartbeat: connected again.
-    clock.advance(Duration::from_millis(settings.live.gone_ms + 1));
+    let gone_ms = settings
+        .own::<table::settings::TableSettings>()
+        .unwrap()
+        .live
+        .gone_ms;
+    clock.advance(Duration::from_millis(gone_ms + 1));
     assert_eq!(presence(&table_now().await, 0), Ok(pb::Presence::Gone));
     let request = clients[0].req(pb::SendHeartbeatRequest {
         table: table.clone(),

@@ -522,8 +522,7 @@ async fn the_cache_holds_at_most_its_bound_and_an_evicted_table_is_folded_again(
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let mut s = settings(&infra);
-    s.live.max_cached_tables = 2;
+    let s = settings_with(&infra, &[("OKEY_LIVE__MAX_CACHED_TABLES", "2")]);
     let app = spawn_app(s).await;
     let channel = connect(app.port).await;
     let mut admin = Client::new(channel, &app.settings, "admin", &["admin"]);
@@ -554,8 +553,7 @@ async fn a_caller_holds_at_most_its_limit_of_open_streams() {
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let mut s = settings(&infra);
-    s.live.max_streams_per_caller = 2;
+    let s = settings_with(&infra, &[("OKEY_LIVE__MAX_STREAMS_PER_CALLER", "2")]);
     let app = spawn_app(s).await;
     let channel = connect(app.port).await;
     let (table, clients) = seated_table(channel.clone(), &app.settings, 1).await;
@@ -634,8 +632,7 @@ async fn a_seat_left_during_the_match_is_played_by_a_bot_until_its_player_joins_
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let mut s = settings(&infra);
-    s.live.bot_pace_ms = 0;
+    let s = settings_with(&infra, &[("OKEY_LIVE__BOT_PACE_MS", "0")]);
     let app = spawn_app(s).await;
     let channel = connect(app.port).await;
     let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;

@@ -56,6 +56,13 @@ pub fn settings(infra: &TestInfra) -> Settings {
     infra.settings_for(ServiceKind::Table)
 }
 
+/// [`settings`] with `extra` `OKEY_…` variables on top.
+pub fn settings_with(infra: &TestInfra, extra: &[(&str, &str)]) -> Settings {
+    let mut env = infra.env_for(ServiceKind::Table, 0);
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    settings_from_env(&env)
+}
+
 /// Starts the service in-process on a free port with `settings`.
 pub async fn spawn_app(settings: Settings) -> TestApp {
     let app = table::startup::Application::build(&settings)
