@@ -16,7 +16,7 @@ use crate::store::{Claim, Store};
 use crate::tables::{CreateError, Tables};
 
 /// Tables being created at once by one replica.
-const CREATING_AT_ONCE: usize = 32;
+pub const CREATING_AT_ONCE: usize = 32;
 
 /// The matcher's timing (from `[matchmaking]`).
 #[derive(Clone, Copy, Debug)]
@@ -94,12 +94,20 @@ impl Matcher {
             self.make_table(claim).await;
         }
         for key in self.store.full_queues().await? {
-            while let Some(claim) = self
-                .store
-                .claim_four(&key, self.clock.now(), self.lease_until(self.clock.now()))
-                .await?
-            {
-                self.make_table(claim).await;
+            loop {
+                // As many groups at once as tables are made at once: claiming stays ahead of
+                // CreateTable without holding claims long enough for their lease to matter.
+                let now = self.clock.now();
+                let claims = self
+                    .store
+                    .claim_groups(&key, CREATING_AT_ONCE, now, self.lease_until(now))
+                    .await?;
+                if claims.is_empty() {
+                    break;
+                }
+                for claim in claims {
+                    self.make_table(claim).await;
+                }
             }
         }
         let now = self.clock.now();

@@ -262,35 +262,43 @@ impl Store {
         .await?)
     }
 
-    /// Takes the four longest-waiting free tickets of `key` into a claim, or nothing when fewer
-    /// than four are free (locked ones are skipped, never waited for).
-    pub async fn claim_four(
+    /// Takes the longest-waiting free tickets of `key`, four by four, into up to `groups` claims
+    /// in one transaction (one commit for the batch, not one per table: a queue of thousands is
+    /// claimed as fast as tables can be made); nothing when fewer than four are free (locked
+    /// ones are skipped, never waited for).
+    pub async fn claim_groups(
         &self,
         key: &str,
+        groups: usize,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
-    ) -> Result<Option<Claim>, MatchmakingError> {
+    ) -> Result<Vec<Claim>, MatchmakingError> {
         let mut tx = self.pool.begin().await?;
         let rows = sqlx::query(
             "SELECT ticket_id, player_id, rules FROM tickets \
              WHERE rules_key = $1 AND state = 'searching' AND claim_id IS NULL \
-             ORDER BY created_at, ticket_id LIMIT 4 FOR UPDATE SKIP LOCKED",
+             ORDER BY created_at, ticket_id LIMIT $2 FOR UPDATE SKIP LOCKED",
         )
         .bind(key)
+        .bind((groups.max(1) * 4) as i64)
         .fetch_all(&mut *tx)
         .await?;
-        if rows.len() < 4 {
-            return Ok(None);
+        let mut claims = Vec::new();
+        for group in rows.chunks_exact(4) {
+            let Json(rules): Json<RuleSet> = group[0].try_get("rules")?;
+            let picked: Vec<(Uuid, Uuid)> = group
+                .iter()
+                .map(|r| Ok((r.try_get("ticket_id")?, r.try_get("player_id")?)))
+                .collect::<Result<_, sqlx::Error>>()?;
+            claims.push(
+                claim_tickets(&mut tx, rules, &picked, BotLevel::Default, now, lease_until).await?,
+            );
         }
-        let Json(rules): Json<RuleSet> = rows[0].try_get("rules")?;
-        let picked: Vec<(Uuid, Uuid)> = rows
-            .iter()
-            .map(|r| Ok((r.try_get("ticket_id")?, r.try_get("player_id")?)))
-            .collect::<Result<_, sqlx::Error>>()?;
-        let claim =
-            claim_tickets(&mut tx, rules, &picked, BotLevel::Default, now, lease_until).await?;
+        if claims.is_empty() {
+            return Ok(claims);
+        }
         tx.commit().await?;
-        Ok(Some(claim))
+        Ok(claims)
     }
 
     /// Tickets that allow bots and whose wait is over, longest waiting first.
