@@ -32,6 +32,7 @@ use chrono::Utc;
 use common::{Backends, Guest, find, is_matched, mm_client, one_hand};
 use matchmaking::domain::{BotLevel, Occupant};
 use matchmaking::matcher::CREATING_AT_ONCE;
+use matchmaking::settings::MatchmakingSettings;
 use matchmaking::store::{Claim, ClaimOrigin, NewTicket, Store};
 use matchmaking::tables::Tables;
 use okey_platform::service_token::ServiceTokens;
@@ -255,8 +256,9 @@ async fn main() {
 
     let backends = Backends::start(&infra).await;
     let settings = backends.matchmaking_settings(&[]);
+    let own: MatchmakingSettings = settings.own().expect("matchmaking settings");
     let tables = Tables::new(
-        &settings.matchmaking.table_url,
+        &own.matchmaking.table_url,
         ServiceTokens::new(&settings.service_client),
     )
     .expect("a table client");
