@@ -110,8 +110,11 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
     let mut tables = TableServiceClient::new(table_channel);
 
     // 1. A player's way in: a guest session from accounts.
-    let (guest, guest_token) = sign_in_guest(&mut accounts, &demo.accounts_url).await?;
-    writeln!(out, "Signed in a guest through accounts: {guest}")?;
+    let (guest, guest_token, guest_name) = sign_in_guest(&mut accounts, &demo.accounts_url).await?;
+    writeln!(
+        out,
+        "Signed in through accounts as the guest \"{guest_name}\" ({guest})"
+    )?;
 
     let (created, player) = match &demo.matchmaking_url {
         // 2. Quick play: the guest finds a table through matchmaking, bots fill the other seats.
@@ -125,23 +128,30 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
         ),
     };
     let table = created.name.clone();
-    let seats: Vec<String> = (0..4)
+    let seats: Vec<Sitter> = (0..4)
         .map(|i| {
-            let name = created
-                .seats
-                .get(i)
-                .and_then(|s| s.player.as_ref())
-                .map_or_else(|| "free".to_owned(), |p| p.display_name.clone());
-            if created
-                .seats
-                .get(i)
-                .and_then(|s| s.player.as_ref())
-                .map(|p| &p.player)
-                == Some(&guest)
-            {
-                "the guest, a strong bot deciding for it".to_owned()
-            } else {
-                name
+            let occupant = created.seats.get(i).and_then(|s| s.player.as_ref());
+            match occupant {
+                Some(p) if p.player == guest => Sitter {
+                    short: "you".to_owned(),
+                    long: format!("you, \"{guest_name}\" (a strong bot picks your moves)"),
+                },
+                Some(p) if p.bot => Sitter {
+                    short: p.display_name.clone(),
+                    long: p.display_name.clone(),
+                },
+                Some(p) if !p.display_name.is_empty() => Sitter {
+                    short: p.display_name.clone(),
+                    long: format!("{} ({})", p.display_name, p.player),
+                },
+                Some(p) => Sitter {
+                    short: p.player.clone(),
+                    long: p.player.clone(),
+                },
+                None => Sitter {
+                    short: "free".to_owned(),
+                    long: "free".to_owned(),
+                },
             }
         })
         .collect();
@@ -246,10 +256,12 @@ async fn quick_play(
     };
     writeln!(
         out,
-        "FindTable opened {} (bots allowed): waiting for players, bots fill the free seats after {wait} s",
-        ticket.name
+        "Looking for a {} table (FindTable, bots allowed): other players are welcome, bots take \
+         the seats still free after {wait} s...",
+        preset_name(demo)
     )?;
     out.flush()?;
+    let asked = Instant::now();
     let mut stream = mm
         .watch_ticket(authorized(
             pb::WatchTicketRequest {
@@ -273,10 +285,16 @@ async fn quick_play(
             _ => bail!("{} ended without a table (state {})", t.name, t.state),
         }
     };
+    let others = match matched.players_found {
+        0 | 1 => "three bots".to_owned(),
+        4 => "three other players".to_owned(),
+        n => format!("{} other player(s) and {} bot(s)", n - 1, 4 - n),
+    };
     writeln!(
         out,
-        "WatchTicket: MATCHED at {} in seat {} ({} player(s) found, bots in the other seats)",
-        matched.table, matched.seat, matched.players_found
+        "Found a table after {:.1} s (WatchTicket said MATCHED): you sit in seat {} with {others}.",
+        asked.elapsed().as_secs_f64(),
+        matched.seat
     )?;
     let table = tables
         .get_table(authorized(
@@ -409,38 +427,43 @@ async fn follow_table(
     guest: &str,
     mut guest_token: String,
     created: pb::Table,
-    seats: Vec<String>,
+    seats: Vec<Sitter>,
     out: &mut dyn Write,
 ) -> Result<DemoReport> {
     let table = created.name.clone();
     let guest = guest.to_owned();
+    writeln!(out)?;
     writeln!(
         out,
-        "Created {table} ({} rules, {} hands{}):",
-        if demo.preset.is_empty() {
-            "classic"
-        } else {
-            &demo.preset
-        },
+        "Table {} ({table}): {} rules, {}{}",
+        short_id(&table),
+        preset_name(demo),
         match created
             .rules
             .as_ref()
             .and_then(|r| r.match_length.as_ref())
             .and_then(|m| m.length)
         {
-            Some(pb::match_length::Length::Hands(n)) => n.to_string(),
-            Some(pb::match_length::Length::PenaltyLimit(l)) => format!("until a total reaches {l}"),
-            None => "?".to_owned(),
+            Some(pb::match_length::Length::Hands(n)) => format!("{n} hands"),
+            Some(pb::match_length::Length::PenaltyLimit(l)) => {
+                format!("hands until a total reaches {l}")
+            }
+            None => "hands".to_owned(),
         },
         if created.rules.as_ref().and_then(|r| r.partners) == Some(true) {
-            ", partners 0+2 against 1+3"
+            ", partners: seats 0 and 2 against 1 and 3"
         } else {
             ""
         }
     )?;
-    for (i, name) in seats.iter().enumerate() {
-        writeln!(out, "  seat {i}: {name}")?;
+    for (i, sitter) in seats.iter().enumerate() {
+        writeln!(out, "  seat {i}  {}", sitter.long)?;
     }
+    writeln!(
+        out,
+        "Each hand: its indicator and okey, every opening and penalty, who went out, then the \
+         scores (lower is better)."
+    )?;
     writeln!(out)?;
     out.flush()?;
 
@@ -464,7 +487,9 @@ async fn follow_table(
     let bar = spinner(demo.progress);
     let deadline = tokio::time::Instant::now() + demo.timeout;
     let started = Instant::now();
+    let names: Vec<String> = seats.iter().map(|s| s.short.clone()).collect();
     let mut follow = Follow {
+        header: score_header_named(&names),
         seats,
         hands: Vec::new(),
         hand_files: Vec::new(),
@@ -549,9 +574,18 @@ async fn follow_table(
     })
 }
 
+/// Who sits in a seat, as the story names them: `short` in every line about a move, `long` once
+/// when the table is introduced.
+pub struct Sitter {
+    short: String,
+    long: String,
+}
+
 /// The state of the story told so far.
 struct Follow {
-    seats: Vec<String>,
+    seats: Vec<Sitter>,
+    /// The score rows' header, with who sits where.
+    header: String,
     hands: Vec<HandSummary>,
     hand_files: Vec<PathBuf>,
     moves: u32,
@@ -562,7 +596,7 @@ struct Follow {
 impl Follow {
     fn seat(&self, seat: i32) -> String {
         match self.seats.get(seat as usize) {
-            Some(name) => format!("seat {seat} ({name})"),
+            Some(sitter) => format!("seat {seat} ({})", sitter.short),
             None => format!("seat {seat}"),
         }
     }
@@ -648,7 +682,7 @@ impl Follow {
                     "  Hand {} over after {} moves: {story}",
                     h.hand_number, self.moves
                 ));
-                lines.push(score_header());
+                lines.push(self.header.clone());
                 lines.push(score_row("hand score", &h.scores));
                 lines.push(score_row("penalties", &h.penalties));
                 lines.push(score_row("total", &h.totals));
@@ -684,7 +718,7 @@ impl Follow {
                     "Match over after {} hands. Final totals (lower is better):",
                     self.hands.len()
                 ));
-                lines.push(score_header());
+                lines.push(self.header.clone());
                 lines.push(score_row("total", &m.totals));
                 lines.push(match m.winners.len() {
                     0 => "Nobody wins: a draw.".to_owned(),
@@ -726,6 +760,34 @@ pub fn score_header() -> String {
         "    {:<11}{:>9}{:>9}{:>9}{:>9}",
         "", "seat 0", "seat 1", "seat 2", "seat 3"
     )
+}
+
+/// [`score_header`] with a second line naming who sits in each seat (cut to the column).
+pub fn score_header_named(names: &[String]) -> String {
+    let mut row = format!("    {:<11}", "");
+    for name in names {
+        // "strong bot" does not fit a column: a bot is a bot here (its level is named above).
+        let name = if name.ends_with(" bot") { "bot" } else { name };
+        let cut: String = name.chars().take(8).collect();
+        row.push_str(&format!("{cut:>9}"));
+    }
+    format!("{}\n{row}", score_header())
+}
+
+/// The preset the demo plays, as a person reads it.
+fn preset_name(demo: &Demo) -> &str {
+    if demo.preset.is_empty() {
+        "classic"
+    } else {
+        &demo.preset
+    }
+}
+
+/// The first part of a resource's id (`tables/1b2c3d4e-…` → `1b2c3d4e`), to name it in the
+/// story; the full name is printed once.
+fn short_id(name: &str) -> &str {
+    let id = name.rsplit('/').next().unwrap_or(name);
+    id.split('-').next().unwrap_or(id)
 }
 
 /// One row of per-seat numbers, as printed after each hand and at the end of the match.
@@ -832,7 +894,7 @@ fn host_port(url: &str) -> &str {
 async fn sign_in_guest(
     accounts: &mut AccountsServiceClient<Channel>,
     url: &str,
-) -> Result<(String, String)> {
+) -> Result<(String, String, String)> {
     let answer = accounts
         .sign_in_as_guest(pb::SignInAsGuestRequest {
             request_id: uuid::Uuid::new_v4().to_string(),
@@ -848,7 +910,21 @@ async fn sign_in_guest(
         .map(|s| s.access_token)
         .filter(|t| !t.is_empty())
         .ok_or_else(|| anyhow!("SignInAsGuest answered without an access token"))?;
-    Ok((name, token))
+    // The name the tables show for this guest (the one its token carries).
+    let display_name = accounts
+        .get_profile(authorized(
+            pb::GetProfileRequest {
+                name: "players/me".to_owned(),
+            },
+            &token,
+        ))
+        .await
+        .map_err(|s| refused("GetProfile", url, &s))?
+        .into_inner()
+        .profile
+        .map(|p| p.display_name)
+        .unwrap_or_default();
+    Ok((name, token, display_name))
 }
 
 /// An admin token signed with the key in `demo.signing_key`, under the `kid` accounts publishes

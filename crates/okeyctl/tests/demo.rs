@@ -179,7 +179,18 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
         printed.contains("Winner: ") || printed.contains("a draw"),
         "{printed}"
     );
-    assert!(printed.contains("Signed in a guest through accounts: players/"));
+    assert!(
+        printed.contains("Signed in through accounts as the guest \"Demo guest\" (players/"),
+        "{printed}"
+    );
+    // The table is introduced with who sits where, and the scores say it too.
+    assert!(
+        printed.contains(&format!("Table {}", &id[..8])),
+        "{printed}"
+    );
+    for seat in 0..4 {
+        assert!(printed.contains(&format!("  seat {seat}  ")), "{printed}");
+    }
 
     // Every finished hand was written, and each replays to the scores the table announced.
     let finished: Vec<_> = report
