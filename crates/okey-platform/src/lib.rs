@@ -10,6 +10,7 @@ pub mod dependencies;
 pub mod fields;
 pub mod jwks;
 pub mod metrics;
+pub mod rule_set;
 pub mod server;
 pub mod service_token;
 pub mod settings;

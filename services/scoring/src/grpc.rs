@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use okey_platform::auth::{Caller, Role};
 use okey_platform::fields;
+use okey_platform::rule_set::rules_to_proto;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::scoring_service_server::ScoringService;
@@ -13,7 +14,7 @@ use okey_proto::v1::{
     ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListMatchResultsRequest,
     ListMatchResultsResponse, ListStandingsRequest, ListStandingsResponse,
 };
-use okey_rules::{MatchLength, PlayableDiscard, RuleSet, Threshold};
+use okey_rules::RuleSet;
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 use uuid::Uuid;
@@ -191,32 +192,6 @@ fn entry_to_proto(e: EntryRow) -> pb::LedgerEntry {
         voided_by: e.voided_by.unwrap_or_default(),
         multiplier: e.multiplier.unwrap_or_default(),
         basis: e.basis.unwrap_or_default(),
-    }
-}
-
-fn rules_to_proto(r: &RuleSet) -> pb::RuleSet {
-    pb::RuleSet {
-        preset: r.preset.name().to_owned(),
-        threshold: match r.threshold {
-            Threshold::Standard => pb::ThresholdMode::Standard,
-            Threshold::Raising => pb::ThresholdMode::Raising,
-        } as i32,
-        partners: Some(r.partners),
-        run_wraps_after_thirteen: Some(r.run_wraps_12_13_1),
-        in_play_penalties: Some(r.in_play_penalties),
-        playable_discard: match r.playable_discard {
-            PlayableDiscard::Auto => pb::PlayableDiscardMode::Auto,
-            PlayableDiscard::Called => pb::PlayableDiscardMode::Called,
-        } as i32,
-        act_after_opening_same_turn: Some(r.act_after_opening_same_turn),
-        pairs_take_discard: Some(r.pairs_take_discard),
-        match_length: Some(pb::MatchLength {
-            length: Some(match r.match_length {
-                MatchLength::Hands(n) => pb::match_length::Length::Hands(n as i32),
-                MatchLength::PenaltyLimit(n) => pb::match_length::Length::PenaltyLimit(n as i32),
-            }),
-        }),
-        turn_seconds: r.turn_seconds as i32,
     }
 }
 

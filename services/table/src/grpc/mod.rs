@@ -15,6 +15,7 @@ use std::pin::Pin;
 
 use okey_platform::auth::Caller;
 use okey_platform::fields;
+use okey_platform::rule_set::rules_from_proto;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_server::TableService;

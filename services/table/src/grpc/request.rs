@@ -8,9 +8,7 @@ use okey_platform::fields;
 use okey_platform::status::{self, Reason};
 use okey_platform::telemetry::{context_as_map, current_context};
 use okey_proto::v1 as pb;
-use okey_rules::{
-    Command, MatchLength, MeldTile, PlayableDiscard, Preset, RuleSet, Seat, Threshold, Tile,
-};
+use okey_rules::{Command, MeldTile, Seat, Tile};
 use prost::Message;
 use sqlx::types::Uuid;
 use tonic::{Request, Status};
@@ -166,79 +164,6 @@ pub fn command_from_proto(command: Option<&pb::Command>) -> Result<Command, Stat
             C::CallPlayable(_) => Command::CallPlayable,
         },
     )
-}
-
-/// A wire rule set as the engine's, starting from its preset.
-pub(super) fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> {
-    let default = pb::RuleSet::default();
-    let r = rules.unwrap_or(&default);
-    let preset = if r.preset.is_empty() {
-        Preset::Classic
-    } else {
-        Preset::parse(&r.preset).ok_or_else(|| {
-            status::invalid_argument(
-                Reason::InvalidRules,
-                "rules.preset",
-                format!("unknown preset `{}`", r.preset),
-            )
-        })?
-    };
-    let mut out = preset.rules();
-    match pb::ThresholdMode::try_from(r.threshold) {
-        Ok(pb::ThresholdMode::Standard) => out.threshold = Threshold::Standard,
-        Ok(pb::ThresholdMode::Raising) => out.threshold = Threshold::Raising,
-        _ => {}
-    }
-    match pb::PlayableDiscardMode::try_from(r.playable_discard) {
-        Ok(pb::PlayableDiscardMode::Auto) => out.playable_discard = PlayableDiscard::Auto,
-        Ok(pb::PlayableDiscardMode::Called) => out.playable_discard = PlayableDiscard::Called,
-        _ => {}
-    }
-    if let Some(v) = r.partners {
-        out.partners = v;
-    }
-    if let Some(v) = r.run_wraps_after_thirteen {
-        out.run_wraps_12_13_1 = v;
-    }
-    if let Some(v) = r.in_play_penalties {
-        out.in_play_penalties = v;
-    }
-    if let Some(v) = r.act_after_opening_same_turn {
-        out.act_after_opening_same_turn = v;
-    }
-    if let Some(v) = r.pairs_take_discard {
-        out.pairs_take_discard = v;
-    }
-    match r.match_length.as_ref().and_then(|m| m.length) {
-        Some(pb::match_length::Length::Hands(n)) => {
-            out.match_length = MatchLength::Hands(u32::try_from(n).unwrap_or(0));
-        }
-        Some(pb::match_length::Length::PenaltyLimit(n)) => {
-            out.match_length = MatchLength::PenaltyLimit(n as i64);
-        }
-        None => {}
-    }
-    if r.turn_seconds < 0 {
-        return Err(status::invalid_argument(
-            Reason::InvalidRules,
-            "rules.turn_seconds",
-            "turn_seconds cannot be negative",
-        ));
-    }
-    if r.turn_seconds > 0 {
-        out.turn_seconds = r.turn_seconds as u32;
-        out.turn_seconds_max = out.turn_seconds_max.max(out.turn_seconds);
-    }
-    // The engine's own check (for one, a preset plays only the match lengths its seed offers),
-    // naming the field at fault.
-    out.validate().map_err(|e| {
-        status::invalid_argument(
-            Reason::InvalidRules,
-            &format!("rules.{}", e.field),
-            e.to_string(),
-        )
-    })?;
-    Ok(out)
 }
 
 /// Where a new table comes from and whom it admits, as the creator asked; the role `matchmaker`

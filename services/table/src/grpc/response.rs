@@ -1,11 +1,11 @@
 //! Writing answers: the domain's tables, views, events and messages in their wire form.
 
+use okey_platform::rule_set::rules_to_proto;
 use okey_proto::v1 as pb;
 use okey_rules::meld::Form;
 use okey_rules::view::TakenView;
 use okey_rules::{
-    Command, Event, MatchLength, MeldTile, OpenKind, Outcome as HandOutcome, PlayableDiscard,
-    RuleSet, Seat, SeatView, TableMeld, Threshold, Tile,
+    Command, Event, MeldTile, OpenKind, Outcome as HandOutcome, Seat, SeatView, TableMeld, Tile,
 };
 use sqlx::types::chrono::{DateTime, Utc};
 use tonic::Status;
@@ -92,32 +92,6 @@ pub fn command_to_proto(command: &Command) -> Option<pb::Command> {
         Command::Timeout => return None,
     };
     Some(pb::Command { command: Some(c) })
-}
-
-pub(super) fn rules_to_proto(r: &RuleSet) -> pb::RuleSet {
-    pb::RuleSet {
-        preset: r.preset.name().to_owned(),
-        threshold: match r.threshold {
-            Threshold::Standard => pb::ThresholdMode::Standard,
-            Threshold::Raising => pb::ThresholdMode::Raising,
-        } as i32,
-        partners: Some(r.partners),
-        run_wraps_after_thirteen: Some(r.run_wraps_12_13_1),
-        in_play_penalties: Some(r.in_play_penalties),
-        playable_discard: match r.playable_discard {
-            PlayableDiscard::Auto => pb::PlayableDiscardMode::Auto,
-            PlayableDiscard::Called => pb::PlayableDiscardMode::Called,
-        } as i32,
-        act_after_opening_same_turn: Some(r.act_after_opening_same_turn),
-        pairs_take_discard: Some(r.pairs_take_discard),
-        match_length: Some(pb::MatchLength {
-            length: Some(match r.match_length {
-                MatchLength::Hands(n) => pb::match_length::Length::Hands(n as i32),
-                MatchLength::PenaltyLimit(n) => pb::match_length::Length::PenaltyLimit(n as i32),
-            }),
-        }),
-        turn_seconds: r.turn_seconds as i32,
-    }
 }
 
 pub(super) fn origin_to_proto(origin: Origin) -> pb::TableOrigin {
