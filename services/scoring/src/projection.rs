@@ -355,7 +355,6 @@ fn fold_public(
                 entry.multiplier = Some(end.multiplier);
                 entry.basis = verification
                     .and_then(|v| v.bases)
-                    .filter(|_| end.outcome != Outcome::Cancelled)
                     .map(|b: [ScoreBasis; 4]| b[s].to_string());
                 changes.push(Change::Entry(entry));
             }
@@ -579,6 +578,48 @@ mod tests {
             None,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_verified_cancelled_deal_gives_every_hand_score_its_basis() {
+        let mut tally = created(Preset::Classic.rules());
+        let end = HandEnd {
+            outcome: Outcome::Cancelled,
+            winner: None,
+            multiplier: 1,
+            scores: [0; 4],
+        };
+        let verified = Verification {
+            problem: None,
+            bases: Some([ScoreBasis::Cancelled; 4]),
+        };
+        let changes = fold(
+            &mut tally,
+            20,
+            &public(TableEvent::HandEnded {
+                hand_number: 1,
+                end,
+                result: HandResult {
+                    outcome: Outcome::Cancelled,
+                    winner: None,
+                    penalties: [0; 4],
+                    scores: [0; 4],
+                },
+                totals: [0; 4],
+                seed: hex(&[1; 32]),
+                racks: Default::default(),
+            }),
+            Some(&verified),
+        )
+        .unwrap();
+        let bases: Vec<_> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Entry(e) if e.kind == Kind::HandScore => Some(e.basis.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bases, vec![Some("hand cancelled: 0"); 4]);
     }
 
     #[test]
