@@ -20,8 +20,9 @@
 
 use std::time::Duration;
 
-use async_nats::jetstream::{self, consumer::pull, stream};
+use async_nats::jetstream;
 use futures_util::StreamExt;
+use okey_platform::table_events::{self, Durable};
 use okey_rules::{Event, HandEnd, OpenKind, Outcome};
 use okey_table::{Published, Shown, TableEvent as Stored};
 use serde::{Deserialize, Serialize};
@@ -40,11 +41,6 @@ pub enum StatisticsError {
     /// JetStream failed.
     #[error("jetstream: {0}")]
     JetStream(String),
-}
-
-/// The subjects the table service publishes on.
-pub fn table_events_subject(prefix: &str) -> String {
-    format!("{prefix}.table.*.events")
 }
 
 /// One table event as this consumer reads it.
@@ -344,24 +340,6 @@ pub async fn apply(
     Ok(true)
 }
 
-/// The table service's stream holding its events. The producer owns the stream (name, subjects,
-/// duplicate window); this consumer never creates one, it waits until the table service has (a
-/// second stream over the same subjects would be refused by JetStream).
-async fn table_events_stream(
-    jetstream: &jetstream::Context,
-    prefix: &str,
-) -> Result<stream::Stream, StatisticsError> {
-    let name = jetstream
-        .stream_by_subject(table_events_subject(prefix))
-        .await
-        .map_err(|e| {
-            StatisticsError::JetStream(format!(
-                "no stream holds the table events yet (the table service creates it): {e}"
-            ))
-        })?;
-    jetstream.get_stream(name).await.map_err(js_err)
-}
-
 fn js_err(e: impl std::fmt::Display) -> StatisticsError {
     StatisticsError::JetStream(e.to_string())
 }
@@ -382,23 +360,24 @@ async fn consume(
     pool: &PgPool,
     prefix: &str,
 ) -> Result<(), StatisticsError> {
-    let stream = table_events_stream(jetstream, prefix).await?;
-    let consumer: jetstream::consumer::Consumer<pull::Config> = stream
-        .get_or_create_consumer(
-            CONSUMER,
-            pull::Config {
-                durable_name: Some(CONSUMER.to_owned()),
-                filter_subject: table_events_subject(prefix),
-                ack_policy: jetstream::consumer::AckPolicy::Explicit,
-                max_ack_pending: 1,
-                ack_wait: Duration::from_secs(30),
-                ..Default::default()
-            },
-        )
+    let subject = table_events::public_subject(prefix);
+    let stream = table_events::stream(jetstream, &subject)
         .await
         .map_err(js_err)?;
+    let consumer = table_events::durable_consumer(
+        &stream,
+        &Durable {
+            name: CONSUMER,
+            filter_subject: subject.clone(),
+            // One message in flight keeps each table's order across restarts.
+            max_ack_pending: 1,
+            ack_wait: Duration::from_secs(30),
+        },
+    )
+    .await
+    .map_err(js_err)?;
     let mut messages = consumer.messages().await.map_err(js_err)?;
-    tracing::info!(subject = %table_events_subject(prefix), "statistics consumer running");
+    tracing::info!(%subject, "statistics consumer running");
     while let Some(message) = messages.next().await {
         let message = message.map_err(js_err)?;
         let headers = message.headers.as_ref();
