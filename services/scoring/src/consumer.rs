@@ -1,7 +1,11 @@
 //! The durable JetStream consumer of the table service's public events (see ARCHITECTURE.md,
 //! "Table events → statistics": the stream is the table service's, this consumer never makes
-//! one). Each message is applied by `store::apply` in one transaction and acknowledged after the
-//! commit; one message is in flight, so a table's events come in the order they were published.
+//! one; `okey_platform::table_events` finds it). Messages are applied in batches: whatever has
+//! arrived, up to [`BATCH`], goes to `store::apply_batch` as one transaction, and every message
+//! of it is acknowledged after the commit (a batch the database refuses is applied one message
+//! at a time, so one bad message holds back only itself). Up to [`IN_FLIGHT`] messages are
+//! delivered at once; a table's order does not depend on delivery order, since each table's
+//! applied version decides what is next:
 //!
 //! - A redelivery, a restart or a replayed stream changes nothing: `applied_events` and each
 //!   table's applied version say what was applied.
@@ -26,20 +30,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull, stream};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
+use okey_platform::table_events::{self, Durable};
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Counter;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::store::{self, Applied, Incoming, Poison};
+use crate::store::{self, Applied, Handled, Incoming, Item, Poison};
 
 /// The durable consumer's name.
 pub const CONSUMER: &str = "scoring-ledger";
 
-/// How long a delivered message may go unacknowledged (far above one transaction's time).
+/// How long a delivered message may go unacknowledged (far above one batch's transaction).
 const ACK_WAIT: Duration = Duration::from_secs(5);
+
+/// The most messages applied in one transaction.
+const BATCH: usize = 500;
+
+/// Messages delivered and not yet acknowledged, at most: a batch being applied and the next one
+/// arriving meanwhile.
+const IN_FLIGHT: i64 = 2 * BATCH as i64;
 
 /// Why the consumer stopped (it restarts after a pause).
 #[derive(Debug, thiserror::Error)]
@@ -52,17 +64,14 @@ fn js_err(e: impl std::fmt::Display) -> ConsumerError {
     ConsumerError::JetStream(e.to_string())
 }
 
-/// The subjects the table service publishes its public events on.
-pub fn table_events_subject(prefix: &str) -> String {
-    format!("{prefix}.table.*.events")
-}
-
 /// How far behind play the ledger is, as of the last message applied.
 #[derive(Debug, Default)]
 pub struct Lag {
     events: AtomicU64,
     millis: AtomicU64,
     applied: AtomicU64,
+    /// When the last event was applied, in milliseconds since the epoch (0: never).
+    last_applied_ms: AtomicU64,
 }
 
 impl Lag {
@@ -79,6 +88,63 @@ impl Lag {
     /// Events applied since the start.
     pub fn applied(&self) -> u64 {
         self.applied.load(Ordering::Relaxed)
+    }
+
+    /// When this process last applied an event.
+    pub fn last_applied(&self) -> Option<DateTime<Utc>> {
+        match self.last_applied_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => DateTime::from_timestamp_millis(ms as i64),
+        }
+    }
+}
+
+/// What the API reports of the ledger's lag (GetLedgerStatus): this process's [`Lag`] and the
+/// durable consumer's position, asked of JetStream.
+#[derive(Clone)]
+pub struct Watch {
+    lag: Arc<Lag>,
+    jetstream: Option<jetstream::Context>,
+    subject: String,
+}
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Watch")
+            .field("lag", &self.lag)
+            .field("subject", &self.subject)
+            .finish()
+    }
+}
+
+impl Watch {
+    pub fn new(lag: Arc<Lag>, jetstream: Option<jetstream::Context>, prefix: &str) -> Watch {
+        Watch {
+            lag,
+            jetstream,
+            subject: table_events::public_subject(prefix),
+        }
+    }
+
+    pub fn lag(&self) -> &Lag {
+        &self.lag
+    }
+
+    /// Table events published and not yet applied (not delivered to the durable consumer, or
+    /// delivered and not acknowledged), as JetStream counts them now; `None` if it does not
+    /// answer within 2 s (or the consumer was not made yet).
+    pub async fn pending(&self) -> Option<u64> {
+        let jetstream = self.jetstream.as_ref()?;
+        let ask = async {
+            let stream = table_events::stream(jetstream, &self.subject).await.ok()?;
+            let mut consumer = stream.get_consumer::<pull::Config>(CONSUMER).await.ok()?;
+            let info = consumer.info().await.ok()?;
+            Some(info.num_pending + info.num_ack_pending as u64)
+        };
+        tokio::time::timeout(Duration::from_secs(2), ask)
+            .await
+            .ok()
+            .flatten()
     }
 }
 
@@ -121,23 +187,6 @@ impl Metrics {
     }
 }
 
-/// The table service's stream. The producer owns it (name, subjects, duplicate window); until
-/// it exists the consumer retries.
-async fn table_events_stream(
-    jetstream: &jetstream::Context,
-    prefix: &str,
-) -> Result<stream::Stream, ConsumerError> {
-    let name = jetstream
-        .stream_by_subject(table_events_subject(prefix))
-        .await
-        .map_err(|e| {
-            ConsumerError::JetStream(format!(
-                "no stream holds the table events yet (the table service creates it): {e}"
-            ))
-        })?;
-    jetstream.get_stream(name).await.map_err(js_err)
-}
-
 /// Consumes table events into the ledger until the task is aborted. Failures are logged and
 /// retried after a pause; the events wait in JetStream meanwhile.
 pub async fn run(jetstream: jetstream::Context, pool: PgPool, prefix: String, lag: Arc<Lag>) {
@@ -150,6 +199,57 @@ pub async fn run(jetstream: jetstream::Context, pool: PgPool, prefix: String, la
     }
 }
 
+/// One delivered message, read.
+struct Received {
+    message: jetstream::Message,
+    sequence: u64,
+    pending: u64,
+    read: Result<Incoming, String>,
+}
+
+impl Received {
+    fn new(message: jetstream::Message) -> Result<Received, ConsumerError> {
+        let (sequence, pending) = message
+            .info()
+            .map(|i| (i.stream_sequence, i.pending))
+            .map_err(js_err)?;
+        // The envelope's event id is the key (the `Nats-Msg-Id` only dedupes inside JetStream's
+        // window): a copy published again under another message id is the same event.
+        let read = Incoming::decode(&message.payload).map_err(|e| e.to_string());
+        Ok(Received {
+            message,
+            sequence,
+            pending,
+            read,
+        })
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.message
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(name))
+            .map(|v| v.as_str())
+    }
+
+    fn item(&self) -> Item<'_> {
+        match &self.read {
+            Ok(incoming) => Item::Event(incoming, &self.message.payload),
+            Err(reason) => Item::Poison(Poison {
+                stream_sequence: self.sequence,
+                subject: self.message.subject.as_str(),
+                event_id: self.header("Nats-Msg-Id"),
+                table_id: self
+                    .header("Okey-Table")
+                    .and_then(|t| Uuid::parse_str(t).ok()),
+                version: self.header("Okey-Version").and_then(|v| v.parse().ok()),
+                reason,
+                payload: &self.message.payload,
+            }),
+        }
+    }
+}
+
 async fn consume(
     jetstream: &jetstream::Context,
     pool: &PgPool,
@@ -157,139 +257,174 @@ async fn consume(
     lag: &Lag,
     metrics: &Metrics,
 ) -> Result<(), ConsumerError> {
-    let stream = table_events_stream(jetstream, prefix).await?;
-    rebuild_if_empty(&stream, pool).await?;
-    let consumer: jetstream::consumer::Consumer<pull::Config> = stream
-        .get_or_create_consumer(
-            CONSUMER,
-            pull::Config {
-                durable_name: Some(CONSUMER.to_owned()),
-                filter_subject: table_events_subject(prefix),
-                ack_policy: jetstream::consumer::AckPolicy::Explicit,
-                max_ack_pending: 1,
-                // A message delivered to a process that died is redelivered after this.
-                ack_wait: ACK_WAIT,
-                ..Default::default()
-            },
-        )
+    let subject = table_events::public_subject(prefix);
+    let stream = table_events::stream(jetstream, &subject)
         .await
         .map_err(js_err)?;
-    let mut messages = consumer.messages().await.map_err(js_err)?;
-    tracing::info!(subject = %table_events_subject(prefix), "ledger consumer running");
-    while let Some(message) = messages.next().await {
-        let message = message.map_err(js_err)?;
-        let (sequence, pending) = message
-            .info()
-            .map(|i| (i.stream_sequence, i.pending))
-            .map_err(js_err)?;
-        lag.events.store(pending, Ordering::Relaxed);
-        let header = |name: &str| {
-            message
-                .headers
-                .as_ref()
-                .and_then(|h| h.get(name))
-                .map(|v| v.as_str().to_owned())
-        };
-        let event_id = header("Nats-Msg-Id");
-        // The envelope's event id is the key (the `Nats-Msg-Id` only dedupes inside JetStream's
-        // window): a copy published again under another message id is the same event.
-        let incoming = Incoming::decode(&message.payload).map_err(|e| e.to_string());
-        match incoming {
-            Err(reason) => {
-                let poison = Poison {
-                    stream_sequence: sequence,
-                    subject: message.subject.as_str(),
-                    event_id: event_id.as_deref(),
-                    table_id: header("Okey-Table").and_then(|t| Uuid::parse_str(&t).ok()),
-                    version: header("Okey-Version").and_then(|v| v.parse().ok()),
-                    reason: &reason,
-                    payload: &message.payload,
-                };
-                let recorded = match store::set_aside_poison(pool, &poison).await {
-                    Ok(()) => match poison.table_id {
-                        Some(table) => store::apply_waiting(pool, table).await.map(|_| ()),
-                        None => Ok(()),
-                    },
-                    Err(e) => Err(e),
-                };
-                if let Err(error) = recorded {
-                    tracing::warn!(%error, sequence, "poison event not recorded yet; retrying");
-                    nak(&message, Duration::from_millis(500)).await;
-                    continue;
-                }
-                metrics.poisoned.add(1, &[]);
-                tracing::error!(
-                    sequence,
-                    subject = %message.subject,
-                    %reason,
-                    "table event set aside as unreadable"
-                );
-            }
-            Ok(incoming) => match apply(pool, &incoming, &message.payload).await {
-                Ok(results) => {
-                    for applied in results {
-                        let result = match &applied {
-                            Applied::Fresh { hand_verified } => {
-                                if *hand_verified == Some(false) {
-                                    metrics.mismatches.add(1, &[]);
-                                }
-                                lag.applied.fetch_add(1, Ordering::Relaxed);
-                                let behind = (Utc::now() - incoming.time).num_milliseconds();
-                                lag.millis.store(behind.max(0) as u64, Ordering::Relaxed);
-                                "applied"
-                            }
-                            Applied::SetAside(reason) => {
-                                tracing::error!(
-                                    table = %incoming.table_id,
-                                    version = incoming.version,
-                                    %reason,
-                                    "table event set aside"
-                                );
-                                "set_aside"
-                            }
-                            Applied::Duplicate => "duplicate",
-                            Applied::Early { expected } => {
-                                tracing::debug!(
-                                    table = %incoming.table_id,
-                                    version = incoming.version,
-                                    expected,
-                                    "event ahead of its table; kept until the earlier ones come"
-                                );
-                                "early"
-                            }
-                        };
-                        metrics.applied.add(1, &[KeyValue::new("result", result)]);
-                    }
-                }
-                Err(error) => {
-                    tracing::warn!(
-                        event_id = %incoming.event_id,
-                        %error,
-                        "table event not applied yet; retrying"
-                    );
-                    nak(&message, Duration::from_millis(500)).await;
-                    continue;
-                }
-            },
+    rebuild_if_empty(&stream, pool).await?;
+    let consumer = table_events::durable_consumer(
+        &stream,
+        &Durable {
+            name: CONSUMER,
+            filter_subject: subject.clone(),
+            max_ack_pending: IN_FLIGHT,
+            // A message delivered to a process that died is redelivered after this.
+            ack_wait: ACK_WAIT,
+        },
+    )
+    .await
+    .map_err(js_err)?;
+    let messages = consumer
+        .stream()
+        .max_messages_per_batch(BATCH)
+        .heartbeat(Duration::from_secs(5))
+        .messages()
+        .await
+        .map_err(js_err)?;
+    tracing::info!(%subject, "ledger consumer running");
+    // Whatever has arrived, up to a batch: one transaction while the consumer keeps up (a
+    // message at a time, as soon as it comes), bigger ones when it has fallen behind.
+    let mut batches = messages.ready_chunks(BATCH);
+    while let Some(batch) = batches.next().await {
+        let mut received = Vec::with_capacity(batch.len());
+        for message in batch {
+            received.push(Received::new(message.map_err(js_err)?)?);
         }
-        message.ack().await.map_err(js_err)?;
+        let items: Vec<Item<'_>> = received.iter().map(Received::item).collect();
+        let handled = match store::apply_batch(pool, &items).await {
+            Ok(handled) => handled,
+            // One message the database refuses must not hold back the others: each on its own,
+            // and only what still fails waits for its redelivery.
+            Err(error) if items.len() > 1 => {
+                tracing::warn!(%error, messages = items.len(), "batch not applied; one by one");
+                let mut handled = Vec::with_capacity(items.len());
+                for item in &items {
+                    handled.push(store::apply_batch(pool, std::slice::from_ref(item)).await);
+                }
+                settle(&received, handled, lag, metrics).await?;
+                continue;
+            }
+            Err(error) => {
+                settle(&received, vec![Err(error)], lag, metrics).await?;
+                continue;
+            }
+        };
+        let handled = handled.into_iter().map(|h| Ok(vec![h])).collect();
+        settle(&received, handled, lag, metrics).await?;
     }
     Ok(())
 }
 
-/// An empty ledger (a new database, or one emptied to rebuild the projection) is filled from the
-/// start of the stream: a durable consumer that already delivered messages is made anew, so
-/// every event the stream still holds is applied again, in order, into the empty schema.
-async fn rebuild_if_empty(stream: &stream::Stream, pool: &PgPool) -> Result<(), ConsumerError> {
-    let empty: bool = sqlx::query_scalar(
+/// After the commit: counts and logs what each message did, acknowledges the applied ones and
+/// asks again for those that failed (after a pause).
+async fn settle(
+    received: &[Received],
+    handled: Vec<Result<Vec<Handled>, sqlx::Error>>,
+    lag: &Lag,
+    metrics: &Metrics,
+) -> Result<(), ConsumerError> {
+    let mut acks = Vec::with_capacity(received.len());
+    let mut newest = None;
+    for (message, result) in received.iter().zip(handled) {
+        let handled = match result {
+            Ok(mut handled) => handled.pop(),
+            Err(error) => {
+                tracing::warn!(
+                    sequence = message.sequence,
+                    %error,
+                    "table event not applied yet; retrying"
+                );
+                let _ = message
+                    .message
+                    .ack_with(jetstream::AckKind::Nak(Some(Duration::from_millis(500))))
+                    .await;
+                continue;
+            }
+        };
+        match (&message.read, handled) {
+            (Err(reason), Some(Handled::Poison(waiting))) => {
+                metrics.poisoned.add(1, &[]);
+                tracing::error!(
+                    sequence = message.sequence,
+                    subject = %message.message.subject,
+                    %reason,
+                    "table event set aside as unreadable"
+                );
+                count(metrics, lag, None, &waiting);
+            }
+            (Ok(incoming), Some(Handled::Event(results))) => {
+                count(metrics, lag, Some(incoming), &results);
+                newest = Some(incoming.time);
+            }
+            _ => unreachable!("each message is handled as what it was read as"),
+        }
+        lag.events.store(message.pending, Ordering::Relaxed);
+        acks.push(message.message.ack());
+    }
+    if let Some(time) = newest {
+        let now = Utc::now();
+        let behind = (now - time).num_milliseconds();
+        lag.millis.store(behind.max(0) as u64, Ordering::Relaxed);
+        lag.last_applied_ms
+            .store(now.timestamp_millis().max(1) as u64, Ordering::Relaxed);
+    }
+    for ack in futures_util::future::join_all(acks).await {
+        ack.map_err(js_err)?;
+    }
+    Ok(())
+}
+
+/// Counts (and logs) what applying one message did.
+fn count(metrics: &Metrics, lag: &Lag, incoming: Option<&Incoming>, results: &[Applied]) {
+    for applied in results {
+        let result = match applied {
+            Applied::Fresh { hand_verified } => {
+                if *hand_verified == Some(false) {
+                    metrics.mismatches.add(1, &[]);
+                }
+                lag.applied.fetch_add(1, Ordering::Relaxed);
+                "applied"
+            }
+            Applied::SetAside(reason) => {
+                tracing::error!(
+                    table = incoming.map(|i| i.table_id.to_string()),
+                    version = incoming.map(|i| i.version),
+                    %reason,
+                    "table event set aside"
+                );
+                "set_aside"
+            }
+            Applied::Duplicate => "duplicate",
+            Applied::Early { expected } => {
+                tracing::debug!(
+                    table = incoming.map(|i| i.table_id.to_string()),
+                    version = incoming.map(|i| i.version),
+                    expected,
+                    "event ahead of its table; kept until the earlier ones come"
+                );
+                "early"
+            }
+        };
+        metrics.applied.add(1, &[KeyValue::new("result", result)]);
+    }
+}
+
+/// Whether the database holds no ledger yet (nothing applied, set aside or kept).
+async fn ledger_is_empty(pool: &PgPool) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar(
         "SELECT NOT EXISTS (SELECT 1 FROM applied_events)
             AND NOT EXISTS (SELECT 1 FROM poison_events)
             AND NOT EXISTS (SELECT 1 FROM early_events)",
     )
     .fetch_one(pool)
     .await
-    .map_err(js_err)?;
-    if !empty {
+}
+
+/// An empty ledger (a new database, or one emptied to rebuild the projection) is filled from the
+/// start of the stream: a durable consumer that already delivered messages is made anew, so
+/// every event the stream still holds is applied again, in order, into the empty schema.
+async fn rebuild_if_empty(stream: &stream::Stream, pool: &PgPool) -> Result<(), ConsumerError> {
+    if !ledger_is_empty(pool).await.map_err(js_err)? {
         return Ok(());
     }
     let Ok(mut consumer) = stream.get_consumer::<pull::Config>(CONSUMER).await else {
@@ -311,25 +446,89 @@ async fn rebuild_if_empty(stream: &stream::Stream, pool: &PgPool) -> Result<(), 
     Ok(())
 }
 
-/// Applies one event, or keeps it when it is early, then whatever kept events it made next.
-async fn apply(
-    pool: &PgPool,
-    incoming: &Incoming,
-    payload: &[u8],
-) -> Result<Vec<Applied>, sqlx::Error> {
-    let applied = store::apply(pool, incoming).await?;
-    if let Applied::Early { .. } = applied {
-        store::keep_early(pool, incoming, payload).await?;
-        // The missing version may have been applied in between.
-        let mut all = vec![applied];
-        all.extend(store::apply_waiting(pool, incoming.table_id).await?);
-        return Ok(all);
-    }
-    let mut all = vec![applied];
-    all.extend(store::apply_waiting(pool, incoming.table_id).await?);
-    Ok(all)
+/// What a rebuild did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rebuilt {
+    /// Events applied.
+    pub events: u64,
+    /// Messages set aside as unreadable.
+    pub poisoned: u64,
+    /// How long it took.
+    pub seconds: f64,
 }
 
-async fn nak(message: &jetstream::Message, after: Duration) {
-    let _ = message.ack_with(jetstream::AckKind::Nak(Some(after))).await;
+/// Why a rebuild did not run or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    #[error(
+        "the ledger of this database is not empty: rebuild into an empty database (a rebuild \
+         that stopped half-way leaves one that must be dropped first)"
+    )]
+    NotEmpty,
+    #[error(transparent)]
+    Consumer(#[from] ConsumerError),
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+/// Rebuilds the ledger into an empty database from the table events the stream holds (those of
+/// the last `nats.events_max_age_secs`): an ordered consumer of its own reads them from the
+/// first, and they are applied in batches by `store::apply_batch`, as the live consumer applies
+/// them, until it has caught up with the stream. The service's durable consumer is left alone,
+/// so a running service goes on meanwhile (ARCHITECTURE.md "Scoring": how to switch to the
+/// rebuilt database).
+pub async fn rebuild(
+    jetstream: &jetstream::Context,
+    pool: &PgPool,
+    prefix: &str,
+) -> Result<Rebuilt, RebuildError> {
+    if !ledger_is_empty(pool).await? {
+        return Err(RebuildError::NotEmpty);
+    }
+    let started = std::time::Instant::now();
+    let subject = table_events::public_subject(prefix);
+    let stream = table_events::stream(jetstream, &subject)
+        .await
+        .map_err(js_err)?;
+    let consumer = stream
+        .create_consumer(pull::OrderedConfig {
+            filter_subject: subject.clone(),
+            ..Default::default()
+        })
+        .await
+        .map_err(js_err)?;
+    let mut done = Rebuilt::default();
+    if consumer.cached_info().num_pending > 0 {
+        let messages = consumer.messages().await.map_err(js_err)?;
+        let mut batches = messages.ready_chunks(BATCH);
+        let mut reported = std::time::Instant::now();
+        while let Some(batch) = batches.next().await {
+            let mut received = Vec::with_capacity(batch.len());
+            for message in batch {
+                received.push(Received::new(message.map_err(js_err)?)?);
+            }
+            let items: Vec<Item<'_>> = received.iter().map(Received::item).collect();
+            for handled in store::apply_batch(pool, &items).await? {
+                match handled {
+                    Handled::Event(results) | Handled::Poison(results) => {
+                        done.events += results
+                            .iter()
+                            .filter(|a| matches!(a, Applied::Fresh { .. }))
+                            .count() as u64;
+                    }
+                }
+            }
+            done.poisoned += received.iter().filter(|r| r.read.is_err()).count() as u64;
+            let pending = received.last().map_or(0, |r| r.pending);
+            if reported.elapsed() >= Duration::from_secs(5) {
+                tracing::info!(applied = done.events, pending, "rebuilding the ledger");
+                reported = std::time::Instant::now();
+            }
+            if pending == 0 {
+                break;
+            }
+        }
+    }
+    done.seconds = started.elapsed().as_secs_f64();
+    Ok(done)
 }

@@ -10,15 +10,16 @@ use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::scoring_service_server::ScoringService;
 use okey_proto::v1::{
-    GetMatchResultRequest, GetMatchResultResponse, GetStandingRequest, GetStandingResponse,
-    ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListMatchResultsRequest,
-    ListMatchResultsResponse, ListStandingsRequest, ListStandingsResponse,
+    GetLedgerStatusRequest, GetLedgerStatusResponse, GetMatchResultRequest, GetMatchResultResponse,
+    GetStandingRequest, GetStandingResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse,
+    ListMatchResultsRequest, ListMatchResultsResponse, ListStandingsRequest, ListStandingsResponse,
 };
 use okey_rules::RuleSet;
 use sqlx::PgPool;
 use tonic::{Request, Response, Status};
 use uuid::Uuid;
 
+use crate::consumer::Watch;
 use crate::reads::{self, EntryRow, MatchRow, Period, Position, StandingRow};
 
 /// Page size when the request gives none.
@@ -30,12 +31,13 @@ const MAX_PAGE: i64 = 500;
 #[derive(Debug, Clone)]
 pub struct ScoringApi {
     pool: PgPool,
+    watch: Watch,
 }
 
 impl ScoringApi {
-    /// An API over the scoring database.
-    pub fn new(pool: PgPool) -> Self {
-        ScoringApi { pool }
+    /// An API over the scoring database, reporting the consumer's lag from `watch`.
+    pub fn new(pool: PgPool, watch: Watch) -> Self {
+        ScoringApi { pool, watch }
     }
 }
 
@@ -452,6 +454,28 @@ impl ScoringService for ScoringApi {
             .map_err(database)?;
         Ok(Response::new(GetStandingResponse {
             standing: standing.map(standing_to_proto),
+        }))
+    }
+
+    async fn get_ledger_status(
+        &self,
+        request: Request<GetLedgerStatusRequest>,
+    ) -> Result<Response<GetLedgerStatusResponse>, Status> {
+        // Who may ask (support, analyst, admin) is the access table's check.
+        caller(&request)?;
+        let (set_aside, unverified) = reads::ledger_counts(&self.pool).await.map_err(database)?;
+        let lag = self.watch.lag();
+        let lag_events = match self.watch.pending().await {
+            Some(pending) => pending,
+            None => lag.events(),
+        };
+        Ok(Response::new(GetLedgerStatusResponse {
+            lag_events: lag_events as i64,
+            lag_ms: lag.millis() as i64,
+            last_applied_time: lag.last_applied().map(timestamp),
+            events_applied: lag.applied() as i64,
+            events_set_aside: set_aside,
+            hands_unverified: unverified,
         }))
     }
 }

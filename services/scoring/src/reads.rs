@@ -381,6 +381,16 @@ pub async fn standing_of(
     Ok(row.map(standing))
 }
 
+/// Messages set aside as unreadable, and hands whose re-verification found a difference.
+pub async fn ledger_counts(pool: &PgPool) -> Result<(i64, i64), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT (SELECT count(*) FROM poison_events),
+                (SELECT count(*) FROM hands WHERE verified = false)",
+    )
+    .fetch_one(pool)
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

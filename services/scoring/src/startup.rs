@@ -5,13 +5,13 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use okey_platform::auth::{Access, AccessTable, AuthLayer};
+use okey_platform::auth::{Access, AccessTable, AuthLayer, Role};
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
 use okey_proto::v1::scoring_service_server::ScoringServiceServer;
 
-use crate::consumer::{self, Lag};
+use crate::consumer::{self, Lag, Watch};
 use crate::grpc::ScoringApi;
 
 /// The service's own schema, `migrations/scoring`, applied at every start.
@@ -39,6 +39,11 @@ const ACCESS: &[(&str, Access)] = &[
         Access::SIGNED_IN,
     ),
     ("/okey.v1.ScoringService/GetStanding", Access::SIGNED_IN),
+    // The ledger's health details, for operators (admin is admitted everywhere).
+    (
+        "/okey.v1.ScoringService/GetLedgerStatus",
+        Access::Roles(&[Role::Support, Role::Analyst]),
+    ),
 ];
 
 /// Why the service could not start or stopped with an error.
@@ -50,6 +55,9 @@ pub enum StartupError {
     /// The gRPC server could not bind or failed.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// A rebuild (`--rebuild`) did not run or stopped.
+    #[error(transparent)]
+    Rebuild(#[from] consumer::RebuildError),
 }
 
 /// The scoring service, connected and bound, ready to serve.
@@ -68,7 +76,13 @@ impl Application {
         let Some(pool) = dependencies.postgres.clone() else {
             unreachable!("NEEDS asks for postgres");
         };
-        let api = ScoringServiceServer::new(ScoringApi::new(pool))
+        let lag = Arc::new(Lag::default());
+        let watch = Watch::new(
+            lag.clone(),
+            dependencies.jetstream.clone(),
+            &settings.nats.subject_prefix,
+        );
+        let api = ScoringServiceServer::new(ScoringApi::new(pool, watch))
             .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host
@@ -76,8 +90,19 @@ impl Application {
                 .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
             dependencies,
             subject_prefix: settings.nats.subject_prefix.clone(),
-            lag: Arc::new(Lag::default()),
+            lag,
         })
+    }
+
+    /// Rebuilds the ledger into the empty database of `database.url` from the table events the
+    /// stream holds, then returns (the binary's `--rebuild`); no gRPC server is bound.
+    pub async fn rebuild(settings: &Settings) -> Result<consumer::Rebuilt, StartupError> {
+        let dependencies = Dependencies::connect(settings, NEEDS).await?;
+        let (Some(jetstream), Some(pool)) = (&dependencies.jetstream, &dependencies.postgres)
+        else {
+            unreachable!("NEEDS asks for postgres and nats");
+        };
+        Ok(consumer::rebuild(jetstream, pool, &settings.nats.subject_prefix).await?)
     }
 
     /// The address the gRPC server listens on.

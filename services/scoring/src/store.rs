@@ -1,6 +1,9 @@
-//! The scoring database: applying one table event in one transaction (its applied-event record,
-//! the table's fold and everything the fold wrote), the poison record, and the reads the API
-//! serves. The fold itself is `projection`; the re-verification `verify`.
+//! The scoring database: applying a batch of table events in one transaction (each event's
+//! applied-event record, its table's fold and everything the fold wrote; poison records), exactly
+//! once and in each table's version order. The fold itself is `projection`; the re-verification
+//! `verify`; the API's reads are `reads`.
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use okey_rules::{Outcome, RuleSet};
@@ -77,146 +80,325 @@ pub enum Applied {
     Early { expected: u64 },
 }
 
-/// Applies one event, exactly once and in its table's version order.
-pub async fn apply(pool: &PgPool, incoming: &Incoming) -> Result<Applied, sqlx::Error> {
+/// One message of a batch, in the order the consumer received it.
+#[derive(Clone, Debug)]
+pub enum Item<'a> {
+    /// A readable table event and the message's bytes (kept as they came if it is early).
+    Event(&'a Incoming, &'a [u8]),
+    /// A message that is not a readable table event.
+    Poison(Poison<'a>),
+}
+
+/// What one message of a batch did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Handled {
+    /// The event's own result, then those of the kept early events it made next.
+    Event(Vec<Applied>),
+    /// The message was set aside as unreadable (with the kept events that could follow it).
+    Poison(Vec<Applied>),
+}
+
+/// A table's fold as the batch has it: read and locked once, written back once.
+struct Progress {
+    version: u64,
+    tally: Tally,
+    changed: bool,
+    /// Early events of the table are kept (and may be next after this batch's events).
+    early: bool,
+}
+
+/// An `applied_events` row not inserted yet (they go in with one statement).
+struct AppliedRow {
+    event_id: Uuid,
+    table_id: Uuid,
+    version: i64,
+    event_type: String,
+    time: DateTime<Utc>,
+    payload: serde_json::Value,
+    set_aside: Option<String>,
+}
+
+/// The open transaction of a batch and what it has read and not yet written.
+struct Batch<'t> {
+    tx: Transaction<'t, Postgres>,
+    tables: HashMap<Uuid, Progress>,
+    rows: Vec<AppliedRow>,
+}
+
+/// Applies a batch of messages in one transaction, each event exactly once and in its table's
+/// version order: a duplicate changes nothing, an early event is kept in `early_events` until
+/// the version before it has been applied, a poison message is recorded (and passed over by its
+/// table). Each table's fold is read and locked once (in table id order, so two replicas never
+/// deadlock) and written back once; the applied-event records go in with one statement. Nothing
+/// is written if any part fails: the caller acknowledges the messages only after this returns.
+pub async fn apply_batch(pool: &PgPool, items: &[Item<'_>]) -> Result<Vec<Handled>, sqlx::Error> {
+    let mut ids: Vec<Uuid> = items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Event(incoming, _) => Some(incoming.table_id),
+            Item::Poison(poison) => poison.table_id,
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
     let mut tx = pool.begin().await?;
     sqlx::query(
-        "INSERT INTO table_progress (table_id, version, tally) VALUES ($1, 0, $2)
+        "INSERT INTO table_progress (table_id, version, tally)
+         SELECT t, 0, $2 FROM unnest($1::uuid[]) AS t
          ON CONFLICT (table_id) DO NOTHING",
     )
-    .bind(incoming.table_id)
+    .bind(&ids)
     .bind(sqlx::types::Json(Tally::default()))
     .execute(&mut *tx)
     .await?;
-    let row =
-        sqlx::query("SELECT version, tally FROM table_progress WHERE table_id = $1 FOR UPDATE")
-            .bind(incoming.table_id)
-            .fetch_one(&mut *tx)
+    let rows = sqlx::query(
+        "SELECT table_id, version, tally FROM table_progress WHERE table_id = ANY($1)
+         ORDER BY table_id FOR UPDATE",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *tx)
+    .await?;
+    // Read once the rows are locked, so an early event another replica kept before it
+    // committed is seen.
+    let early: Vec<Uuid> =
+        sqlx::query_scalar("SELECT DISTINCT table_id FROM early_events WHERE table_id = ANY($1)")
+            .bind(&ids)
+            .fetch_all(&mut *tx)
             .await?;
-    let applied: i64 = row.get("version");
-    let mut applied = applied as u64;
+    let mut tables = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let table_id: Uuid = row.get("table_id");
+        let version: i64 = row.get("version");
+        let sqlx::types::Json(tally): sqlx::types::Json<Tally> = row.get("tally");
+        tables.insert(
+            table_id,
+            Progress {
+                version: version as u64,
+                tally,
+                changed: false,
+                early: early.contains(&table_id),
+            },
+        );
+    }
+    let mut batch = Batch {
+        tx,
+        tables,
+        rows: Vec::new(),
+    };
+    let mut handled = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Item::Event(incoming, payload) => {
+                let mut all = vec![apply_one(&mut batch, incoming, payload).await?];
+                all.extend(apply_waiting(&mut batch, incoming.table_id).await?);
+                handled.push(Handled::Event(all));
+            }
+            Item::Poison(poison) => {
+                set_aside_poison(&mut batch.tx, poison).await?;
+                let waiting = match poison.table_id {
+                    Some(table) => apply_waiting(&mut batch, table).await?,
+                    None => Vec::new(),
+                };
+                handled.push(Handled::Poison(waiting));
+            }
+        }
+    }
+    flush(&mut batch).await?;
+    let changed: Vec<(&Uuid, &Progress)> = batch.tables.iter().filter(|(_, p)| p.changed).collect();
+    if !changed.is_empty() {
+        let ids: Vec<Uuid> = changed.iter().map(|(id, _)| **id).collect();
+        let versions: Vec<i64> = changed.iter().map(|(_, p)| p.version as i64).collect();
+        let tallies: Vec<sqlx::types::Json<&Tally>> = changed
+            .iter()
+            .map(|(_, p)| sqlx::types::Json(&p.tally))
+            .collect();
+        sqlx::query(
+            "UPDATE table_progress p SET version = u.version, tally = u.tally, updated_at = now()
+             FROM unnest($1::uuid[], $2::bigint[], $3::jsonb[]) AS u (table_id, version, tally)
+             WHERE p.table_id = u.table_id",
+        )
+        .bind(&ids)
+        .bind(&versions)
+        .bind(&tallies)
+        .execute(&mut *batch.tx)
+        .await?;
+    }
+    batch.tx.commit().await?;
+    Ok(handled)
+}
+
+/// Applies one event (its table is locked by the batch), or keeps it when it is early.
+async fn apply_one(
+    batch: &mut Batch<'_>,
+    incoming: &Incoming,
+    payload: &[u8],
+) -> Result<Applied, sqlx::Error> {
+    let progress = batch
+        .tables
+        .get(&incoming.table_id)
+        .expect("the batch locked every table it holds");
+    let mut applied = progress.version;
     // Versions whose message could not be read at all were set aside as poison: the table moves
     // on past them rather than waiting for ever.
-    while incoming.version > applied + 1 {
-        let poisoned: Option<i64> = sqlx::query_scalar(
-            "SELECT poison_id FROM poison_events WHERE table_id = $1 AND version = $2 LIMIT 1",
+    if incoming.version > applied + 1 {
+        let poisoned: Vec<i64> = sqlx::query_scalar(
+            "SELECT DISTINCT version FROM poison_events
+             WHERE table_id = $1 AND version > $2 AND version < $3 ORDER BY version",
         )
         .bind(incoming.table_id)
-        .bind((applied + 1) as i64)
-        .fetch_optional(&mut *tx)
+        .bind(applied as i64)
+        .bind(incoming.version as i64)
+        .fetch_all(&mut *batch.tx)
         .await?;
-        if poisoned.is_none() {
-            break;
+        for version in poisoned {
+            if version as u64 != applied + 1 {
+                break;
+            }
+            applied += 1;
         }
-        applied += 1;
     }
     if incoming.version <= applied {
-        tx.rollback().await?;
         return Ok(Applied::Duplicate);
     }
     if incoming.version > applied + 1 {
-        tx.rollback().await?;
+        sqlx::query(
+            "INSERT INTO early_events (table_id, version, payload) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(incoming.table_id)
+        .bind(incoming.version as i64)
+        .bind(payload)
+        .execute(&mut *batch.tx)
+        .await?;
+        if let Some(progress) = batch.tables.get_mut(&incoming.table_id) {
+            progress.early = true;
+        }
         return Ok(Applied::Early {
             expected: applied + 1,
         });
     }
-    let sqlx::types::Json(mut tally): sqlx::types::Json<Tally> = row.get("tally");
     let verification = match &incoming.published.event {
         Shown::Public {
             event: ended @ TableEvent::HandEnded { .. },
-        } => Some(reverify(&mut tx, incoming.table_id, &tally, ended).await?),
+        } => {
+            // The re-verification reads the hand's applied events, this batch's included.
+            flush(batch).await?;
+            let tally = &batch.tables[&incoming.table_id].tally;
+            Some(reverify(&mut batch.tx, incoming.table_id, tally, ended).await?)
+        }
         _ => None,
     };
-    let event_type = event_type(&incoming.published.event);
+    let progress = batch
+        .tables
+        .get_mut(&incoming.table_id)
+        .expect("the batch locked every table it holds");
     let folded = projection::fold(
-        &mut tally,
+        &mut progress.tally,
         incoming.version,
         &incoming.published.event,
         verification.as_ref(),
     );
+    progress.version = incoming.version;
+    progress.changed = true;
     let set_aside = folded.as_ref().err().map(ToString::to_string);
-    sqlx::query(
-        "INSERT INTO applied_events (event_id, table_id, version, event_type, event_time, payload,
-             set_aside)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(incoming.event_id)
-    .bind(incoming.table_id)
-    .bind(incoming.version as i64)
-    .bind(event_type)
-    .bind(incoming.time)
-    .bind(sqlx::types::Json(&incoming.published))
-    .bind(&set_aside)
-    .execute(&mut *tx)
-    .await?;
+    batch.rows.push(AppliedRow {
+        event_id: incoming.event_id,
+        table_id: incoming.table_id,
+        version: incoming.version as i64,
+        event_type: event_type(&incoming.published.event),
+        time: incoming.time,
+        payload: serde_json::to_value(&incoming.published)
+            .expect("a decoded envelope serializes again"),
+        set_aside: set_aside.clone(),
+    });
     let mut hand_verified = None;
     if let Ok(changes) = &folded {
+        if !changes.is_empty() {
+            // What the event writes names it (`ledger_entries.event_id` references
+            // `applied_events`): its record goes in first.
+            flush(batch).await?;
+        }
         for change in changes {
             if let Change::HandEnded { verified, .. } = change {
                 hand_verified = Some(*verified);
             }
-            write(&mut tx, incoming, change).await?;
+            write(&mut batch.tx, incoming, change).await?;
         }
     }
-    sqlx::query(
-        "UPDATE table_progress SET version = $2, tally = $3, updated_at = now()
-         WHERE table_id = $1",
-    )
-    .bind(incoming.table_id)
-    .bind(incoming.version as i64)
-    .bind(sqlx::types::Json(&tally))
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
     Ok(match set_aside {
         Some(reason) => Applied::SetAside(reason),
         None => Applied::Fresh { hand_verified },
     })
 }
 
-/// Keeps an event that came before an earlier version of its table, to apply it after that one.
-pub async fn keep_early(
-    pool: &PgPool,
-    incoming: &Incoming,
-    payload: &[u8],
-) -> Result<(), sqlx::Error> {
+/// Inserts the applied-event records the batch holds, with one statement.
+async fn flush(batch: &mut Batch<'_>) -> Result<(), sqlx::Error> {
+    if batch.rows.is_empty() {
+        return Ok(());
+    }
+    let rows = std::mem::take(&mut batch.rows);
+    let event_ids: Vec<Uuid> = rows.iter().map(|r| r.event_id).collect();
+    let table_ids: Vec<Uuid> = rows.iter().map(|r| r.table_id).collect();
+    let versions: Vec<i64> = rows.iter().map(|r| r.version).collect();
+    let types: Vec<&str> = rows.iter().map(|r| r.event_type.as_str()).collect();
+    let times: Vec<DateTime<Utc>> = rows.iter().map(|r| r.time).collect();
+    let payloads: Vec<sqlx::types::Json<&serde_json::Value>> =
+        rows.iter().map(|r| sqlx::types::Json(&r.payload)).collect();
+    let set_aside: Vec<Option<&str>> = rows.iter().map(|r| r.set_aside.as_deref()).collect();
     sqlx::query(
-        "INSERT INTO early_events (table_id, version, payload) VALUES ($1, $2, $3)
-         ON CONFLICT DO NOTHING",
+        "INSERT INTO applied_events (event_id, table_id, version, event_type, event_time, payload,
+             set_aside, applied_at)
+         SELECT u.*, clock_timestamp()
+         FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::timestamptz[],
+                     $6::jsonb[], $7::text[])
+              AS u (event_id, table_id, version, event_type, event_time, payload, set_aside)",
     )
-    .bind(incoming.table_id)
-    .bind(incoming.version as i64)
-    .bind(payload)
-    .execute(pool)
+    .bind(&event_ids)
+    .bind(&table_ids)
+    .bind(&versions)
+    .bind(&types)
+    .bind(&times)
+    .bind(&payloads)
+    .bind(&set_aside)
+    .execute(&mut *batch.tx)
     .await?;
     Ok(())
 }
 
 /// Applies, in version order, the kept early events of a table that are next now; returns what
 /// each did.
-pub async fn apply_waiting(pool: &PgPool, table_id: Uuid) -> Result<Vec<Applied>, sqlx::Error> {
+async fn apply_waiting(batch: &mut Batch<'_>, table_id: Uuid) -> Result<Vec<Applied>, sqlx::Error> {
     let mut done = Vec::new();
     loop {
+        if !batch.tables.get(&table_id).is_some_and(|p| p.early) {
+            return Ok(done);
+        }
         let next: Option<(i64, Vec<u8>)> = sqlx::query_as(
-            "SELECT e.version, e.payload FROM early_events e
-             JOIN table_progress p ON p.table_id = e.table_id
-             WHERE e.table_id = $1 AND e.version <= p.version + 1
-             ORDER BY e.version LIMIT 1",
+            "SELECT version, payload FROM early_events WHERE table_id = $1
+             ORDER BY version LIMIT 1",
         )
         .bind(table_id)
-        .fetch_optional(pool)
+        .fetch_optional(&mut *batch.tx)
         .await?;
         let Some((version, payload)) = next else {
+            if let Some(progress) = batch.tables.get_mut(&table_id) {
+                progress.early = false;
+            }
             return Ok(done);
         };
         // What was kept was readable when it came; it still is (same build or a later one).
         if let Ok(incoming) = Incoming::decode(&payload) {
-            done.push(apply(pool, &incoming).await?);
+            let applied = apply_one(batch, &incoming, &payload).await?;
+            if let Applied::Early { .. } = applied {
+                // Still waiting for an earlier version (keeping it again changed nothing).
+                return Ok(done);
+            }
+            done.push(applied);
         }
         sqlx::query("DELETE FROM early_events WHERE table_id = $1 AND version = $2")
             .bind(table_id)
             .bind(version)
-            .execute(pool)
+            .execute(&mut *batch.tx)
             .await?;
     }
 }
@@ -279,13 +461,13 @@ async fn reverify(
     .bind(hand.dealt_version as i64)
     .fetch_all(&mut **tx)
     .await?;
-    let plays: Vec<PublicPlay> = rows
+    let plays: Vec<(u64, PublicPlay)> = rows
         .into_iter()
         .filter_map(|sqlx::types::Json(p)| match p.event {
-            Shown::Drawn { seat, .. } => Some(PublicPlay::Drawn(seat)),
+            Shown::Drawn { seat, .. } => Some((p.version, PublicPlay::Drawn(seat))),
             Shown::Public {
                 event: TableEvent::Played { event, .. },
-            } => Some(PublicPlay::Event(event)),
+            } => Some((p.version, PublicPlay::Event(event))),
             _ => None,
         })
         .collect();
@@ -522,7 +704,10 @@ pub struct Poison<'a> {
 /// Keeps a message that is not a readable table event, once per stream sequence.
 /// `table` and `version` come from the message's `Okey-Table` and `Okey-Version` headers, when
 /// it has them, so that the table's later events do not wait for this one.
-pub async fn set_aside_poison(pool: &PgPool, poison: &Poison<'_>) -> Result<(), sqlx::Error> {
+async fn set_aside_poison(
+    tx: &mut Transaction<'_, Postgres>,
+    poison: &Poison<'_>,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO poison_events (stream_sequence, subject, event_id, table_id, version, reason,
              payload)
@@ -535,7 +720,7 @@ pub async fn set_aside_poison(pool: &PgPool, poison: &Poison<'_>) -> Result<(), 
     .bind(poison.version.map(|v| v as i64))
     .bind(poison.reason)
     .bind(poison.payload)
-    .execute(pool)
+    .execute(&mut **tx)
     .await?;
     Ok(())
 }

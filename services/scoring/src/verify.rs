@@ -1,15 +1,20 @@
 //! Re-verification of a finished hand, independently of the table service: the revealed seed must
 //! hash to the commitment published at the deal, the deal is re-dealt with
 //! `okey_rules::Deal::from_seed`, the hand's public events are re-folded through the engine (each
-//! draw is the next tile of the re-dealt pile, so the public copies are enough), and the engine's
-//! own end-of-hand scores, standing penalties and match totals are compared with what the table
-//! published. Pure: no I/O.
+//! draw is the next tile of the re-dealt pile, so the public copies are enough), every move is
+//! re-decided by the engine so each published `PenaltyCharged` is compared with the penalty the
+//! engine itself charges at that point (seat, reason, points), and the engine's own end-of-hand
+//! scores, standing penalties and match totals are compared with what the table published. The
+//! first difference is reported with the table version of the event it is in. Pure: no I/O.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use okey_rules::hand::ScoreBasis;
+use okey_rules::hand::{PENALTY, ScoreBasis};
 use okey_rules::matches::{HandResult, Match};
-use okey_rules::{Deal, Event, Hand, HandEnd, Outcome, RuleSet, Seat, Tile};
+use okey_rules::{
+    Command, Deal, Event, Face, Hand, HandEnd, MeldTile, OpenKind, Outcome, PenaltyReason, RuleSet,
+    Seat, Taken, Tile,
+};
 use okey_table::seed_from_hex;
 
 /// One public event of a hand in progress, as scoring received it.
@@ -61,11 +66,12 @@ impl Verification {
     }
 }
 
-/// Re-derives a hand from its deal and public events and compares it with its published end.
-/// `totals_before` are the match totals published after the previous hand.
+/// Re-derives a hand from its deal and public events (each with its table version) and compares
+/// it with its published end. `totals_before` are the match totals published after the previous
+/// hand.
 pub fn verify_hand(
     dealt: &Dealt<'_>,
-    plays: &[PublicPlay],
+    plays: &[(u64, PublicPlay)],
     ended: &Ended<'_>,
     totals_before: [i64; 4],
 ) -> Verification {
@@ -88,19 +94,32 @@ pub fn verify_hand(
     // leaves it): an event the deal cannot explain is a difference, not a crash.
     let folded = catch_unwind(AssertUnwindSafe(|| {
         let mut hand = Hand::from_start(&start);
-        for play in plays {
-            let event = match play {
-                PublicPlay::Drawn(seat) => {
-                    let tile = hand
-                        .pile_in_draw_order()
-                        .first()
-                        .copied()
-                        .ok_or_else(|| format!("seat {seat} drew from an empty pile"))?;
-                    Event::TileDrawn { seat: *seat, tile }
+        let mut at = 0;
+        while at < plays.len() {
+            // What the engine itself makes of the move this event starts: the same events, with
+            // the same penalties (seat, reason, points) at the same places.
+            let expected = expected_events(&hand, &plays[at])?;
+            if expected.is_empty() {
+                return Err(format!(
+                    "version {}: the engine makes nothing of it",
+                    plays[at].0
+                ));
+            }
+            for (n, engine) in expected.iter().enumerate() {
+                let Some((version, play)) = plays.get(at + n) else {
+                    return Err(format!(
+                        "the move at version {} ends early: the engine goes on with {}",
+                        plays[at].0,
+                        describe(engine)
+                    ));
+                };
+                let published = resolve(&hand, play)?;
+                if let Some(difference) = differs(engine, &published) {
+                    return Err(format!("version {version}: {difference}"));
                 }
-                PublicPlay::Event(event) => event.clone(),
-            };
-            hand.evolve(&event);
+                hand.evolve(&published);
+            }
+            at += expected.len();
         }
         hand.evolve(&Event::HandEnded { end: *ended.end });
         Ok::<Hand, String>(hand)
@@ -117,6 +136,192 @@ pub fn verify_hand(
     Verification {
         problem,
         bases: Some(bases),
+    }
+}
+
+/// A published play as the engine event it stands for: a draw is the next tile of the pile.
+fn resolve(hand: &Hand, play: &PublicPlay) -> Result<Event, String> {
+    match play {
+        PublicPlay::Drawn(seat) => {
+            let tile = hand
+                .pile_in_draw_order()
+                .first()
+                .copied()
+                .ok_or_else(|| format!("seat {seat} drew from an empty pile"))?;
+            Ok(Event::TileDrawn { seat: *seat, tile })
+        }
+        PublicPlay::Event(event) => Ok(event.clone()),
+    }
+}
+
+/// The events the engine gives for the move `first` starts, from the state before it (the
+/// hand's end is left out: the table publishes it as its own event). A move is re-decided with
+/// the command the events show: a timeout, a discard, a call, giving the side discard back, an
+/// opening, an okey retrieved. A wrong opening's melds are not published, so its command cannot
+/// be rebuilt: its one penalty is checked against the rule the engine applies (below the seat's
+/// threshold, 101 points when the table plays in-play penalties). A draw, a take, a lay or an
+/// add charges nothing: the engine's event alone. A penalty or a cancellation that no move
+/// starts is a difference.
+fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>, String> {
+    let (version, play) = first;
+    let event = resolve(hand, play)?;
+    let okey = hand.okey;
+    let command = match &event {
+        Event::TurnTimedOut { seat } => Some((*seat, Command::Timeout)),
+        Event::TableRolledBack { seat, .. } | Event::SideDiscardReturned { seat, .. } => {
+            Some((*seat, Command::ReturnDiscard))
+        }
+        Event::HandOpened { seat, melds, .. } => Some((
+            *seat,
+            Command::Open {
+                melds: melds
+                    .iter()
+                    .map(|m| {
+                        m.tiles
+                            .iter()
+                            .map(|p| MeldTile {
+                                tile: p.tile,
+                                reading: okey
+                                    .is_okey(p.tile)
+                                    .then(|| Face::new(p.reads.color, p.reads.number())),
+                            })
+                            .collect()
+                    })
+                    .collect(),
+            },
+        )),
+        Event::OkeyRetrieved {
+            seat,
+            meld,
+            supplied,
+            ..
+        } => Some((
+            *seat,
+            Command::Retrieve {
+                meld: *meld,
+                tiles: supplied.clone(),
+            },
+        )),
+        Event::TileDiscarded { seat, tile, .. } => Some((*seat, Command::Discard { tile: *tile })),
+        Event::PlayableCalled { seat, .. } => Some((*seat, Command::CallPlayable)),
+        Event::PenaltyCharged { .. } | Event::HandCancelled { .. } => {
+            return Err(format!(
+                "version {version}: {} follows no move that charges it",
+                describe(&event)
+            ));
+        }
+        _ => None,
+    };
+    if let Some((seat, command)) = command {
+        let mut events = hand.decide(seat, &command).map_err(|e| {
+            format!(
+                "version {version}: the engine refuses the move {} shows: {e}",
+                event.name()
+            )
+        })?;
+        events.retain(|e| !matches!(e, Event::HandEnded { .. }));
+        return Ok(events);
+    }
+    if let Event::WrongOpening {
+        seat,
+        kind,
+        amount,
+        needed,
+    } = &event
+    {
+        let s = *seat as usize % 4;
+        let threshold = match kind {
+            OpenKind::Melds => hand.meld_threshold[s],
+            OpenKind::Pairs => u32::from(hand.pair_threshold[s]),
+        };
+        if *needed != threshold || amount >= needed {
+            return Err(format!(
+                "version {version}: a wrong opening of {amount} against {needed}, while seat \
+                 {seat} needs {threshold}"
+            ));
+        }
+        let mut events = vec![event.clone()];
+        if hand.rules.in_play_penalties {
+            events.push(Event::PenaltyCharged {
+                id: hand.penalties.len() as u32,
+                seat: *seat,
+                points: PENALTY,
+                reason: PenaltyReason::WrongOpening,
+            });
+        }
+        if let Taken::SideDiscard { tile, .. } = hand.turn.taken {
+            events.push(Event::SideDiscardReturned { seat: *seat, tile });
+        }
+        return Ok(events);
+    }
+    Ok(vec![event])
+}
+
+/// A penalty as the ledger shows it, or an event's name.
+fn describe(event: &Event) -> String {
+    match event {
+        Event::PenaltyCharged {
+            id,
+            seat,
+            points,
+            reason,
+        } => format!(
+            "penalty {id} (seat {seat}, {}, {points} points)",
+            reason.code()
+        ),
+        other => other.name().to_owned(),
+    }
+}
+
+/// How a published event differs from the engine's at the same place, if it does. Penalties
+/// are compared whole (id, seat, reason, points); other events by kind and seat.
+fn differs(engine: &Event, published: &Event) -> Option<String> {
+    match (engine, published) {
+        (Event::PenaltyCharged { .. }, Event::PenaltyCharged { .. }) if engine == published => None,
+        (Event::PenaltyCharged { .. }, Event::PenaltyCharged { .. }) => Some(format!(
+            "the table published {}, the engine charges {}",
+            describe(published),
+            describe(engine)
+        )),
+        (Event::PenaltyCharged { .. }, _) => Some(format!(
+            "the engine charges {} here, the table published {}",
+            describe(engine),
+            published.name()
+        )),
+        (_, Event::PenaltyCharged { .. }) => Some(format!(
+            "{} is not charged by the engine here (it gives {})",
+            describe(published),
+            engine.name()
+        )),
+        _ if engine.name() != published.name() || seat_of(engine) != seat_of(published) => {
+            Some(format!(
+                "the engine gives {} (seat {:?}), the table published {} (seat {:?})",
+                engine.name(),
+                seat_of(engine),
+                published.name(),
+                seat_of(published)
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn seat_of(event: &Event) -> Option<Seat> {
+    match event {
+        Event::TileDrawn { seat, .. }
+        | Event::SideDiscardTaken { seat, .. }
+        | Event::SideDiscardReturned { seat, .. }
+        | Event::TableRolledBack { seat, .. }
+        | Event::HandOpened { seat, .. }
+        | Event::WrongOpening { seat, .. }
+        | Event::MeldsLaid { seat, .. }
+        | Event::TilesAdded { seat, .. }
+        | Event::OkeyRetrieved { seat, .. }
+        | Event::TileDiscarded { seat, .. }
+        | Event::PlayableCalled { seat, .. }
+        | Event::TurnTimedOut { seat }
+        | Event::PenaltyCharged { seat, .. } => Some(*seat),
+        Event::HandStarted { .. } | Event::HandCancelled { .. } | Event::HandEnded { .. } => None,
     }
 }
 
@@ -187,8 +392,20 @@ mod tests {
 
     use super::*;
 
+    type Played = (RuleSet, Deal, Vec<(u64, PublicPlay)>, HandEnd, HandResult);
+
     /// A hand played to its end by strong bots through the engine, with its public events.
-    fn played_hand(seed: [u8; 32]) -> (RuleSet, Deal, Vec<PublicPlay>, HandEnd, HandResult) {
+    fn played_hand(seed: [u8; 32]) -> Played {
+        play(seed, false)
+    }
+
+    /// The same, except that the first seat able to discard an okey before its last tile does
+    /// (the engine charges it `discard_okey`).
+    fn played_hand_with_a_penalty(seed: [u8; 32]) -> Played {
+        play(seed, true)
+    }
+
+    fn play(seed: [u8; 32], discard_an_okey: bool) -> Played {
         let rules = Preset::Classic.rules();
         let deal = Deal::from_seed(&seed, 0);
         let start = Hand::start(rules.clone(), deal.clone()).unwrap();
@@ -196,19 +413,40 @@ mod tests {
         let mut bots: Vec<Box<dyn Bot>> = (0..4).map(|_| Level::Strong.bot()).collect();
         let mut plays = Vec::new();
         let mut end = None;
+        let mut charged = false;
         for _ in 0..5_000 {
             let seat = hand.turn.seat;
-            let command = bots[seat as usize].act(&SeatView::of(&hand, seat));
+            let mut command = bots[seat as usize].act(&SeatView::of(&hand, seat));
+            let okey = hand.okey.tile();
+            if discard_an_okey
+                && !charged
+                && matches!(command, okey_rules::Command::Discard { .. })
+                && hand.racks[seat as usize].contains(okey)
+                && hand.racks[seat as usize].len() > 1
+            {
+                command = okey_rules::Command::Discard { tile: okey };
+            }
             let events = hand.decide(seat, &command).unwrap_or_else(|_| {
                 hand.decide(seat, &okey_rules::Command::Timeout)
                     .expect("a timeout is always possible")
             });
+            charged |= events.iter().any(|e| {
+                matches!(
+                    e,
+                    Event::PenaltyCharged {
+                        reason: PenaltyReason::DiscardOkey,
+                        ..
+                    }
+                )
+            });
             for event in events {
                 hand.evolve(&event);
+                // Table versions: the deal is 2, its events follow.
+                let version = plays.len() as u64 + 3;
                 match event {
-                    Event::TileDrawn { seat, .. } => plays.push(PublicPlay::Drawn(seat)),
+                    Event::TileDrawn { seat, .. } => plays.push((version, PublicPlay::Drawn(seat))),
                     Event::HandEnded { end: e } => end = Some(e),
-                    other => plays.push(PublicPlay::Event(other)),
+                    other => plays.push((version, PublicPlay::Event(other))),
                 }
             }
             if end.is_some() {
@@ -224,7 +462,7 @@ mod tests {
         rules: &RuleSet,
         deal: &Deal,
         seed: [u8; 32],
-        plays: &[PublicPlay],
+        plays: &[(u64, PublicPlay)],
         end: &HandEnd,
         result: &HandResult,
     ) -> Verification {
@@ -299,5 +537,127 @@ mod tests {
         penalised.penalties[2] += 101;
         let caught = check(&rules, &deal, seed, &plays, &end, &penalised);
         assert!(caught.problem.unwrap().contains("published result"));
+    }
+
+    /// A penalty changed in a way the totals cannot show (its reason, its seat with the totals
+    /// moved along, its points with the totals moved along) is caught at its own event.
+    #[test]
+    fn each_penalty_is_checked_against_the_one_the_engine_charges() {
+        let seed = [7; 32];
+        let (rules, deal, plays, end, result) = played_hand_with_a_penalty(seed);
+        let ok = check(&rules, &deal, seed, &plays, &end, &result);
+        assert_eq!(ok.problem, None);
+        let (at, charged) = plays
+            .iter()
+            .find_map(|(v, p)| match p {
+                PublicPlay::Event(
+                    e @ Event::PenaltyCharged {
+                        reason: PenaltyReason::DiscardOkey,
+                        ..
+                    },
+                ) => Some((*v, e.clone())),
+                _ => None,
+            })
+            .expect("the hand has the okey discard's penalty");
+        let Event::PenaltyCharged {
+            id,
+            seat,
+            points,
+            reason,
+        } = charged
+        else {
+            unreachable!()
+        };
+        assert_eq!(reason, PenaltyReason::DiscardOkey);
+        let changed = |event: Event, result: HandResult| {
+            let plays: Vec<(u64, PublicPlay)> = plays
+                .iter()
+                .map(|(v, p)| {
+                    if *v == at {
+                        (*v, PublicPlay::Event(event.clone()))
+                    } else {
+                        (*v, p.clone())
+                    }
+                })
+                .collect();
+            check(&rules, &deal, seed, &plays, &end, &result)
+                .problem
+                .expect("caught")
+        };
+        let reason_changed = changed(
+            Event::PenaltyCharged {
+                id,
+                seat,
+                points,
+                reason: PenaltyReason::DiscardPlayable,
+            },
+            result,
+        );
+        assert!(
+            reason_changed.starts_with(&format!("version {at}: the table published penalty")),
+            "{reason_changed}"
+        );
+        assert!(
+            reason_changed.contains("discard_playable"),
+            "{reason_changed}"
+        );
+        let other = (seat + 1) % 4;
+        let mut moved = result;
+        moved.penalties[seat as usize] -= points;
+        moved.penalties[other as usize] += points;
+        let seat_changed = changed(
+            Event::PenaltyCharged {
+                id,
+                seat: other,
+                points,
+                reason,
+            },
+            moved,
+        );
+        assert!(
+            seat_changed.starts_with(&format!("version {at}:")),
+            "{seat_changed}"
+        );
+        let mut more = result;
+        more.penalties[seat as usize] += 20;
+        let points_changed = changed(
+            Event::PenaltyCharged {
+                id,
+                seat,
+                points: points + 20,
+                reason,
+            },
+            more,
+        );
+        assert!(
+            points_changed.contains(&format!("{} points", points + 20)),
+            "{points_changed}"
+        );
+
+        // A penalty no move charges, added after a draw.
+        let draw = plays
+            .iter()
+            .position(|(_, p)| matches!(p, PublicPlay::Drawn(_)))
+            .unwrap();
+        let mut added = plays.clone();
+        added.insert(
+            draw + 1,
+            (
+                plays[draw].0,
+                PublicPlay::Event(Event::PenaltyCharged {
+                    id: 0,
+                    seat: 0,
+                    points: 101,
+                    reason: PenaltyReason::WrongOpening,
+                }),
+            ),
+        );
+        let problem = check(&rules, &deal, seed, &added, &end, &result)
+            .problem
+            .unwrap();
+        assert!(
+            problem.contains("follows no move that charges it"),
+            "{problem}"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! What scoring does with events it should not trust: a real match published again under another
-//! table with one hand's score changed is caught by the re-verification; a cancelled hand voids
-//! its penalties in the ledger; a message that is not a table event is set aside and the table's
+//! table with one hand's score changed is caught by the re-verification; a penalty changed where
+//! the totals cannot show it (its reason) is caught at its own event; a cancelled hand voids its
+//! penalties in the ledger; a message that is not a table event is set aside and the table's
 //! later events still apply. The events are published on the table service's own stream, in its
 //! own envelope (`okey_table::Published`).
 
@@ -11,11 +12,14 @@ use std::time::Duration;
 use async_nats::HeaderMap;
 use async_nats::jetstream;
 use common::*;
+use okey_bots::{Bot, Level};
 use okey_platform::auth::Role;
 use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
-use okey_rules::matches::HandResult;
-use okey_rules::{HandEnd, Outcome, Preset};
+use okey_rules::matches::{HandResult, Match};
+use okey_rules::{
+    Command, Event, Hand, HandEnd, MatchLength, Outcome, PenaltyReason, Preset, SeatView,
+};
 use okey_table::{Admission, Published, TableEvent, hex, seed_hash};
 
 struct Publisher {
@@ -232,6 +236,177 @@ async fn a_changed_score_is_caught_and_a_cancelled_hand_voids_its_penalties() {
             .await
             .unwrap();
     assert_eq!((poisoned, version), (1, Some(3)));
+
+    scoring.stop().await;
+    pool.close().await;
+    stack.stop().await;
+}
+
+/// A one-hand match played by strong bots through the engine from `seed`, as the table's events,
+/// where the first seat able to discard an okey before its last tile does (the engine charges
+/// it `discard_okey`).
+fn hand_with_an_okey_discarded(seed: [u8; 32]) -> Vec<TableEvent> {
+    let mut rules = Preset::Classic.rules();
+    rules.match_length = MatchLength::Hands(1);
+    let deal = okey_rules::Deal::from_seed(&seed, 0);
+    let mut events = vec![
+        TableEvent::TableCreated {
+            rules: rules.clone(),
+            seats: [None, None, None, None],
+            admission: Admission::default(),
+        },
+        TableEvent::HandDealt {
+            hand_number: 1,
+            first: 0,
+            indicator: deal.indicator,
+            seed_sha256: seed_hash(&seed),
+        },
+    ];
+    let mut hand = Hand::from_start(&Hand::start(rules.clone(), deal).unwrap());
+    let mut bots: Vec<Box<dyn Bot>> = (0..4).map(|_| Level::Strong.bot()).collect();
+    let mut charged = false;
+    let end = loop {
+        let seat = hand.turn.seat;
+        let mut command = bots[seat as usize].act(&SeatView::of(&hand, seat));
+        let okey = hand.okey.tile();
+        if !charged
+            && matches!(command, Command::Discard { .. })
+            && hand.racks[seat as usize].contains(okey)
+            && hand.racks[seat as usize].len() > 1
+        {
+            command = Command::Discard { tile: okey };
+        }
+        let played = hand
+            .decide(seat, &command)
+            .or_else(|_| hand.decide(seat, &Command::Timeout))
+            .unwrap();
+        let mut ended = None;
+        for event in played {
+            hand.evolve(&event);
+            charged |= matches!(
+                event,
+                Event::PenaltyCharged {
+                    reason: PenaltyReason::DiscardOkey,
+                    ..
+                }
+            );
+            match event {
+                Event::HandEnded { end } => ended = Some(end),
+                event => events.push(TableEvent::Played {
+                    hand_number: 1,
+                    event,
+                    first_meld: None,
+                    noted: Default::default(),
+                }),
+            }
+        }
+        if let Some(end) = ended {
+            break end;
+        }
+    };
+    assert!(charged, "seed {seed:?} gives no okey to discard");
+    let result = HandResult::of(&hand).unwrap();
+    let mut record = Match::new(rules, 0);
+    record.record(result);
+    events.push(TableEvent::HandEnded {
+        hand_number: 1,
+        end,
+        result,
+        totals: record.totals,
+        seed: hex(&seed),
+        racks: Default::default(),
+    });
+    events.push(TableEvent::MatchEnded {
+        totals: record.totals,
+        winners: Vec::new(),
+    });
+    events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_penalty_changed_where_the_totals_cannot_show_it_is_caught_at_its_event() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let stack = Stack::start(&infra).await;
+    let env = stack.scoring_env.clone();
+    let scoring = stack.scoring(&env).await;
+    let pool = Stack::scoring_pool(&env).await;
+    let publisher = Publisher::new(&stack).await;
+    let events = hand_with_an_okey_discarded([7; 32]);
+    let at = events
+        .iter()
+        .position(|e| {
+            matches!(
+                e,
+                TableEvent::Played {
+                    event: Event::PenaltyCharged {
+                        reason: PenaltyReason::DiscardOkey,
+                        ..
+                    },
+                    ..
+                }
+            )
+        })
+        .unwrap();
+    let version = at as u64 + 1;
+
+    // As played, then with that penalty's reason changed: the same seat, the same points, so
+    // every total still adds up.
+    let honest = uuid::Uuid::new_v4();
+    let tampered = uuid::Uuid::new_v4();
+    for (i, event) in events.iter().enumerate() {
+        publisher.event(honest, i as u64 + 1, event).await;
+        let mut event = event.clone();
+        if let TableEvent::Played {
+            event: Event::PenaltyCharged { reason, .. },
+            ..
+        } = &mut event
+            && i == at
+        {
+            *reason = PenaltyReason::DiscardPlayable;
+        }
+        publisher.event(tampered, i as u64 + 1, &event).await;
+    }
+    for table in [honest, tampered] {
+        wait_for_match_end(&pool, &format!("tables/{table}"), Duration::from_secs(60)).await;
+    }
+    let hand = |table: uuid::Uuid| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_as::<_, (bool, Option<String>)>(
+                "SELECT verified, verify_problem FROM hands WHERE match_id = $1",
+            )
+            .bind(table)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let (verified, problem) = hand(honest).await;
+    assert!(verified, "{problem:?}");
+    let (verified, problem) = hand(tampered).await;
+    assert!(!verified);
+    let problem = problem.unwrap();
+    assert!(
+        problem.starts_with(&format!("version {version}: the table published penalty")),
+        "{problem}"
+    );
+    assert!(
+        problem.contains("discard_playable") && problem.contains("discard_okey"),
+        "{problem}"
+    );
+    // The ledger still records what the table published, with the event it came from.
+    let reasons: Vec<String> = sqlx::query_scalar(
+        "SELECT reason FROM ledger_entries
+         WHERE match_id = $1 AND kind = 'penalty' AND table_version = $2",
+    )
+    .bind(tampered)
+    .bind(version as i64)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(reasons, ["discard_playable"]);
 
     scoring.stop().await;
     pool.close().await;
