@@ -1,5 +1,5 @@
-//! Load benchmark (not a test): N tables of four bot clients each play through gRPC against the
-//! table service on this machine's PostgreSQL (fsync on) and NATS; prints commands per second and
+//! Load benchmark (not a test): N tables of four bot clients each play through gRPC (the load
+//! generator of `okey_load`, which the scoring bench drives too) against the table service on this machine's PostgreSQL (fsync on) and NATS; prints commands per second and
 //! p50/p99 SubmitCommand latency, then, in the same run, the raw rate of single-row inserts into
 //! PostgreSQL at the same concurrency, and the ratio of the two.
 //!
@@ -46,193 +46,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::*;
-use okey_bots::{Bot, Easy};
+use common::{Running, settings_from_env, spawn_app, spawn_binary};
+use okey_load::{
+    PAUSED, Pauses, STOPPED, TablePlay, arg, connect, cpu_seconds, flag, percentile, table_loop,
+};
 use okey_platform::testing::TestInfra;
 use okey_platform::{ServiceKind, Settings};
-use okey_proto::v1 as pb;
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
 use sqlx::postgres::PgPoolOptions;
-use table::grpc::command_to_proto;
 use table::outbox::Subjects;
 
 // The same allocator as the service binary, for the bot clients.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn arg(name: &str, default: u64) -> u64 {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
-
-/// CPU seconds (user + system, every thread) a process used so far, from `/proc/{pid}/stat`.
-fn cpu_seconds(pid: u32) -> f64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0.0;
-    };
-    // The fields after the command name (which may hold spaces) are separated by spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    // utime and stime are fields 14 and 15 of the line (11 and 12 after the name and state);
-    // Linux counts them in USER_HZ, 100 per second.
-    (ticks(11) + ticks(12)) / 100.0
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
-/// A player's pauses: each drawn uniformly between half and one and a half of `think` (zero when
-/// `think` is zero), from a generator of its own.
-struct Pauses {
-    think: Duration,
-    rng: ChaCha8Rng,
-}
-
-impl Pauses {
-    fn new(think: Duration, seed: u64) -> Pauses {
-        Pauses {
-            think,
-            rng: ChaCha8Rng::seed_from_u64(seed),
-        }
-    }
-
-    /// Sleeps for the next pause.
-    async fn pause(&mut self) {
-        if self.think.is_zero() {
-            return;
-        }
-        let unit = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        tokio::time::sleep(self.think.mul_f64(0.5 + unit)).await;
-    }
-}
-
-/// Which play phase the bench is in: the round being played (1, 2, ...), [`PAUSED`] while the
-/// raw inserts run, or [`STOPPED`]. Tables wait on it without waking while paused.
-type Phase = tokio::sync::watch::Receiver<usize>;
-const PAUSED: usize = 0;
-const STOPPED: usize = usize::MAX;
-
-/// Waits while play is paused; the round to play in, or `None` once play stops.
-async fn playing(phase: &mut Phase) -> Option<usize> {
-    let round = phase
-        .wait_for(|r| *r != PAUSED)
-        .await
-        .map_or(STOPPED, |r| *r);
-    (round != STOPPED).then_some(round)
-}
-
-/// Thinks, then waits while play is paused; the round to play in, or `None` once play stops. A
-/// table that had to wait thinks again once play resumes: else every table sends its next
-/// command in the instant play resumes after the raw inserts, and a paced run's p99 measures
-/// the last of that wave of 100.
-async fn think_then_play(pauses: &mut Pauses, phase: &mut Phase) -> Option<usize> {
-    loop {
-        pauses.pause().await;
-        let now = *phase.borrow();
-        match now {
-            STOPPED => return None,
-            PAUSED => {
-                playing(phase).await?;
-            }
-            round => return Some(round),
-        }
-    }
-}
-
-/// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
-/// after hand while `phase` says so; returns each command's round and latency.
-async fn table_loop(
-    channel: tonic::transport::Channel,
-    settings: Settings,
-    start: Arc<tokio::sync::Barrier>,
-    mut phase: Phase,
-    mut pauses: Pauses,
-    watched: Option<Arc<AtomicU64>>,
-    latest_views: bool,
-) -> Vec<(usize, Duration)> {
-    let (table, mut clients) = seated_table(channel, &settings, 1000).await;
-    if let Some(watched) = &watched {
-        // Each player also follows the table on its update stream, as the app does.
-        for c in &mut clients {
-            let mut stream = c
-                .api
-                .watch_table(c.req(pb::WatchTableRequest {
-                    table: table.clone(),
-                    after_version: 0,
-                }))
-                .await
-                .expect("the update stream opens")
-                .into_inner();
-            let (watched, phase) = (watched.clone(), phase.clone());
-            tokio::spawn(async move {
-                while let Ok(Some(_)) = stream.message().await {
-                    if *phase.borrow() == STOPPED {
-                        break;
-                    }
-                    watched.fetch_add(1, Ordering::Relaxed);
-                }
-            });
-        }
-    }
-    start.wait().await;
-    let mut latencies = Vec::new();
-    // The easy bot keeps no memory, so one (Send) value plays every seat.
-    let mut bot = Easy;
-    // Bots read the engine's form of the view only (as tools written against the engine do).
-    let form = pb::SeatViewForm::Engine;
-    let mut turn = clients[0].view_as(&table, form).await.unwrap().turn_seat as usize;
-    let mut view = clients[turn].view_as(&table, form).await.unwrap();
-    loop {
-        if view.summary.as_ref().unwrap().state != pb::TableState::Playing as i32 {
-            break;
-        }
-        let command = bot.act(&engine_view(&view));
-        let Some(round) = think_then_play(&mut pauses, &mut phase).await else {
-            break;
-        };
-        let started = Instant::now();
-        let r = clients[turn]
-            .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)
-            .await
-            .expect("bot commands are legal");
-        latencies.push((round, started.elapsed()));
-        let after = r.view.unwrap();
-        let next = after.turn_seat as usize;
-        // The next seat acts on its own view; the same seat goes on with the view it got back.
-        // Like an app that follows the table, it asks for at least the version it knows of
-        // (with `--latest-views`, for every move made before the call: a store check).
-        let min_version = (!latest_views).then_some(r.version);
-        view = if next == turn {
-            after
-        } else {
-            clients[next]
-                .view_at_least(&table, form, min_version)
-                .await
-                .unwrap()
-        };
-        turn = next;
-    }
-    latencies
-}
 
 /// Waits (at most a minute) for the outbox to be empty: every event on JetStream. Returns the
 /// rows there when called, those left, and how long it waited.
@@ -376,15 +201,15 @@ async fn main() {
     let start = Arc::new(tokio::sync::Barrier::new(tables + 1));
     let mut tasks = Vec::new();
     for i in 0..tables {
-        tasks.push(tokio::spawn(table_loop(
-            channels[i % channels.len()].clone(),
-            settings.clone(),
-            start.clone(),
-            phase_rx.clone(),
-            Pauses::new(think, i as u64),
-            watched.clone(),
+        let play = TablePlay {
+            channel: channels[i % channels.len()].clone(),
+            settings: settings.clone(),
+            start: start.clone(),
+            phase: phase_rx.clone(),
+            watched: watched.clone(),
             latest_views,
-        )));
+        };
+        tasks.push(tokio::spawn(table_loop(play, Pauses::new(think, i as u64))));
     }
     // Every table is seated and dealt: measure from here.
     tokio::time::timeout(Duration::from_secs(120), start.wait())

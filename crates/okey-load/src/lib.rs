@@ -1,0 +1,228 @@
+//! The table service's load generator, shared by the benches that put the table under load
+//! (`cargo bench -p table --bench load`, `cargo bench -p scoring --bench ledger`): tables of four
+//! bot clients, each playing from its own seat view over gRPC, paced like players or at full
+//! speed, in rounds the bench starts and pauses; plus the small measuring helpers the benches
+//! print with (arguments, percentiles, a process's CPU time).
+
+pub mod client;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use okey_bots::{Bot, Easy};
+use okey_platform::Settings;
+use okey_proto::v1 as pb;
+use rand_chacha::ChaCha8Rng;
+use rand_core::{RngCore, SeedableRng};
+use table::grpc::command_to_proto;
+
+pub use client::{Client, connect, engine_view, rules, seated_table, uuid};
+
+/// The value after `name` on the command line, or `default`.
+pub fn arg(name: &str, default: u64) -> u64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Whether `name` is on the command line.
+pub fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+/// CPU seconds (user + system, every thread) a process used so far, from `/proc/{pid}/stat`.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // The fields after the command name (which may hold spaces) are separated by spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the line (11 and 12 after the name and state);
+    // Linux counts them in USER_HZ, 100 per second.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// The `p` quantile (0..=1) of sorted values (zero when there are none).
+pub fn percentile<T: Copy + Default>(sorted: &[T], p: f64) -> T {
+    if sorted.is_empty() {
+        return T::default();
+    }
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// A player's pauses: each drawn uniformly between half and one and a half of `think` (zero when
+/// `think` is zero), from a generator of its own.
+pub struct Pauses {
+    think: Duration,
+    rng: ChaCha8Rng,
+}
+
+impl Pauses {
+    pub fn new(think: Duration, seed: u64) -> Pauses {
+        Pauses {
+            think,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// Sleeps for the next pause.
+    pub async fn pause(&mut self) {
+        if self.think.is_zero() {
+            return;
+        }
+        let unit = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        tokio::time::sleep(self.think.mul_f64(0.5 + unit)).await;
+    }
+}
+
+/// Which play phase the bench is in: the round being played (1, 2, ...), [`PAUSED`] while the
+/// bench measures something else, or [`STOPPED`]. Tables wait on it without waking while paused.
+pub type Phase = tokio::sync::watch::Receiver<usize>;
+/// Play is paused.
+pub const PAUSED: usize = 0;
+/// Play is over.
+pub const STOPPED: usize = usize::MAX;
+
+/// Waits while play is paused; the round to play in, or `None` once play stops.
+pub async fn playing(phase: &mut Phase) -> Option<usize> {
+    let round = phase
+        .wait_for(|r| *r != PAUSED)
+        .await
+        .map_or(STOPPED, |r| *r);
+    (round != STOPPED).then_some(round)
+}
+
+/// Thinks, then waits while play is paused; the round to play in, or `None` once play stops. A
+/// table that had to wait thinks again once play resumes: else every table sends its next
+/// command in the instant play resumes, and a paced run's p99 measures the last of that wave.
+pub async fn think_then_play(pauses: &mut Pauses, phase: &mut Phase) -> Option<usize> {
+    loop {
+        pauses.pause().await;
+        let now = *phase.borrow();
+        match now {
+            STOPPED => return None,
+            PAUSED => {
+                playing(phase).await?;
+            }
+            round => return Some(round),
+        }
+    }
+}
+
+/// How one table plays.
+#[derive(Clone)]
+pub struct TablePlay {
+    /// A channel to the table service (several tables share one).
+    pub channel: tonic::transport::Channel,
+    /// The service's settings (the clients' tokens are for it).
+    pub settings: Settings,
+    /// Every table waits here once seated, so play starts everywhere at once.
+    pub start: Arc<tokio::sync::Barrier>,
+    pub phase: Phase,
+    /// With `Some`, each player also follows the table on its update stream, counted here.
+    pub watched: Option<Arc<AtomicU64>>,
+    /// Views without `min_version`: every one checked against the store.
+    pub latest_views: bool,
+}
+
+/// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
+/// after hand (a match of 1,000 hands) while `phase` says so; returns each command's round and
+/// latency.
+pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Duration)> {
+    let TablePlay {
+        channel,
+        settings,
+        start,
+        mut phase,
+        watched,
+        latest_views,
+    } = play;
+    let (table, mut clients) = seated_table(channel, &settings, 1000).await;
+    if let Some(watched) = &watched {
+        // Each player also follows the table on its update stream, as the app does.
+        for c in &mut clients {
+            let mut stream = c
+                .api
+                .watch_table(c.req(pb::WatchTableRequest {
+                    table: table.clone(),
+                    after_version: 0,
+                }))
+                .await
+                .expect("the update stream opens")
+                .into_inner();
+            let (watched, phase) = (watched.clone(), phase.clone());
+            tokio::spawn(async move {
+                while let Ok(Some(_)) = stream.message().await {
+                    if *phase.borrow() == STOPPED {
+                        break;
+                    }
+                    watched.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+    }
+    start.wait().await;
+    let mut latencies = Vec::new();
+    // The easy bot keeps no memory, so one (Send) value plays every seat.
+    let mut bot = Easy;
+    // Bots read the engine's form of the view only (as tools written against the engine do).
+    let form = pb::SeatViewForm::Engine;
+    let mut turn = clients[0].view_as(&table, form).await.unwrap().turn_seat as usize;
+    let mut view = clients[turn].view_as(&table, form).await.unwrap();
+    loop {
+        if view.summary.as_ref().unwrap().state != pb::TableState::Playing as i32 {
+            break;
+        }
+        let command = bot.act(&engine_view(&view));
+        let Some(round) = think_then_play(&mut pauses, &mut phase).await else {
+            break;
+        };
+        let started = Instant::now();
+        let r = clients[turn]
+            .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)
+            .await
+            .expect("bot commands are legal");
+        latencies.push((round, started.elapsed()));
+        let after = r.view.unwrap();
+        let next = after.turn_seat as usize;
+        // The next seat acts on its own view; the same seat goes on with the view it got back.
+        // Like an app that follows the table, it asks for at least the version it knows of
+        // (with `latest_views`, for every move made before the call: a store check).
+        let min_version = (!latest_views).then_some(r.version);
+        view = if next == turn {
+            after
+        } else {
+            clients[next]
+                .view_at_least(&table, form, min_version)
+                .await
+                .unwrap()
+        };
+        turn = next;
+    }
+    latencies
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_of_sorted_values() {
+        let values: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&values, 0.0), 1);
+        assert_eq!(percentile(&values, 0.5), 51);
+        assert_eq!(percentile(&values, 0.99), 99);
+        assert_eq!(percentile::<u64>(&[], 0.99), 0);
+    }
+}
