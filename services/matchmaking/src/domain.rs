@@ -91,6 +91,8 @@ pub struct Ticket {
     pub seat: Option<i32>,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// The client request id of the FindTable that opened it (a retry finds it by this).
+    pub request_id: Option<String>,
     pub players_found: i32,
 }
 

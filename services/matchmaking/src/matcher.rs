@@ -1,22 +1,40 @@
 //! The matcher: what every replica runs, every `matchmaking.tick_ms` (at most 250 ms) and at once
-//! when it opens a ticket or a host starts a room. Each run takes over the claims of replicas that
-//! died, forms every full group of four, fills the due tickets that allow bots, expires the rest
-//! and closes expired rooms. Every step is a claim or an update in PostgreSQL that is safe to run
-//! on any number of replicas at the same moment (see `store`).
+//! when it opens a ticket. Each run takes over the claims of replicas that died, forms every full
+//! group of four, fills the due tickets that allow bots, expires the rest and closes expired
+//! rooms. Every step is a claim or an update in PostgreSQL that is safe to run on any number of
+//! replicas at the same moment (see `store`).
+//!
+//! **A pipeline**, so that forming a table costs little more than the table service's CreateTable:
+//! claiming, creating and recording overlap instead of following one another. A run claims groups
+//! [`CLAIM_BATCH`] at a time (one transaction each) while up to [`QUEUED_AHEAD`] claims wait for a
+//! creation slot; [`CREATING_AT_ONCE`] CreateTable calls are in flight whenever claims wait; and
+//! one recorder writes every table made since its last commit in one transaction (one commit and
+//! one notification for the batch, not one per table). A claim is held only by the rows that
+//! record it, so a replica that dies anywhere in the pipeline leaves claims whose lease runs out
+//! and which another replica finishes with the same table.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, Semaphore, mpsc};
 use uuid::Uuid;
 
 use crate::clock::Clock;
+use crate::domain::MatchmakingError;
 use crate::store::{Claim, Store};
 use crate::tables::{CreateError, Tables};
 
-/// Tables being created at once by one replica.
+/// CreateTable calls one replica has in flight at most.
 pub const CREATING_AT_ONCE: usize = 32;
+/// Groups taken per claim transaction at most.
+pub const CLAIM_BATCH: usize = 16;
+/// Claims waiting for a creation slot at most: a batch can be claimed while the one before still
+/// waits, so CreateTable never waits for a claim, and no claim waits long enough for its lease
+/// (`matchmaking.claim_lease_secs`) to matter.
+pub const QUEUED_AHEAD: usize = 2 * CLAIM_BATCH;
+/// Tables recorded per transaction at most.
+const RECORDED_AT_ONCE: usize = 128;
 
 /// The matcher's timing (from `[matchmaking]`).
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +53,12 @@ impl Wake {
     }
 }
 
+/// What became of a claim's CreateTable.
+struct Made {
+    claim_id: Uuid,
+    table: Result<String, CreateError>,
+}
+
 /// The matcher of one replica.
 pub struct Matcher {
     store: Store,
@@ -42,7 +66,6 @@ pub struct Matcher {
     clock: Arc<dyn Clock>,
     timing: Timing,
     wake: Wake,
-    creating: Arc<Semaphore>,
 }
 
 impl Matcher {
@@ -59,22 +82,33 @@ impl Matcher {
             clock,
             timing,
             wake,
-            creating: Arc::new(Semaphore::new(CREATING_AT_ONCE)),
         }
     }
 
-    /// Runs until the task is aborted.
+    /// Runs until the task is aborted (which stops the whole pipeline; CreateTable calls in
+    /// flight end on their own, and their claims are finished after their lease).
     pub async fn run(self) {
-        let mut tick = tokio::time::interval(self.timing.tick);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = self.wake.0.notified() => {}
+        let (queue, waiting) = mpsc::channel(QUEUED_AHEAD);
+        let (made, to_record) = mpsc::channel(RECORDED_AT_ONCE);
+        let creating = create_tables(waiting, self.tables.clone(), made);
+        let recording = record_tables(to_record, self.store.clone(), self.clock.clone());
+        let matching = async {
+            let mut tick = tokio::time::interval(self.timing.tick);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = self.wake.0.notified() => {}
+                }
+                if let Err(e) = self.once(&queue).await {
+                    tracing::warn!(error = %e, "matcher run failed; trying again next tick");
+                }
             }
-            if let Err(e) = self.once().await {
-                tracing::warn!(error = %e, "matcher run failed; trying again next tick");
-            }
+        };
+        tokio::select! {
+            _ = matching => {}
+            _ = creating => {}
+            _ = recording => {}
         }
     }
 
@@ -82,8 +116,9 @@ impl Matcher {
         now + self.timing.claim_lease
     }
 
-    /// One run of every step.
-    pub async fn once(&self) -> Result<(), crate::domain::MatchmakingError> {
+    /// One run of every step; the claims go to `queue`, to be made tables.
+    async fn once(&self, queue: &mpsc::Sender<Claim>) -> Result<(), MatchmakingError> {
+        let stopped = || MatchmakingError::Internal("the matcher's pipeline stopped".into());
         let now = self.clock.now();
         for claim in self
             .store
@@ -91,22 +126,26 @@ impl Matcher {
             .await?
         {
             tracing::info!(claim = %claim.claim_id, "finishing a claim whose replica stopped");
-            self.make_table(claim).await;
+            queue.send(claim).await.map_err(|_| stopped())?;
         }
         for key in self.store.full_queues().await? {
             loop {
-                // As many groups at once as tables are made at once: claiming stays ahead of
-                // CreateTable without holding claims long enough for their lease to matter.
+                // Room for a whole batch first: a claim then waits at most for the batch before.
+                let room = queue
+                    .reserve_many(CLAIM_BATCH)
+                    .await
+                    .map_err(|_| stopped())?;
                 let now = self.clock.now();
                 let claims = self
                     .store
-                    .claim_groups(&key, CREATING_AT_ONCE, now, self.lease_until(now))
+                    .claim_groups(&key, CLAIM_BATCH, now, self.lease_until(now))
                     .await?;
-                if claims.is_empty() {
-                    break;
+                let full = claims.len() == CLAIM_BATCH;
+                for (slot, claim) in room.zip(claims) {
+                    slot.send(claim);
                 }
-                for claim in claims {
-                    self.make_table(claim).await;
+                if !full {
+                    break; // fewer than a batch were free: the queue is empty (or others hold it)
                 }
             }
         }
@@ -118,7 +157,7 @@ impl Matcher {
                 .claim_bot_fill(ticket, now, self.lease_until(now))
                 .await?
             {
-                self.make_table(claim).await;
+                queue.send(claim).await.map_err(|_| stopped())?;
             }
         }
         let now = self.clock.now();
@@ -126,44 +165,88 @@ impl Matcher {
         self.store.expire_rooms(now).await?;
         Ok(())
     }
+}
 
-    /// Creates the claim's table in the background (at most [`CREATING_AT_ONCE`] at a time) and
-    /// finishes the claim. If this process dies first, the lease runs out and another replica
-    /// does it.
-    pub async fn make_table(&self, claim: Claim) {
-        let Ok(permit) = self.creating.clone().acquire_owned().await else {
+/// Makes the waiting claims tables, [`CREATING_AT_ONCE`] at a time, and hands each result to the
+/// recorder. A slot is taken before a claim, so claims wait in the queue, not here.
+async fn create_tables(
+    mut waiting: mpsc::Receiver<Claim>,
+    tables: Tables,
+    made: mpsc::Sender<Made>,
+) {
+    let slots = Arc::new(Semaphore::new(CREATING_AT_ONCE));
+    loop {
+        let Ok(slot) = slots.clone().acquire_owned().await else {
             return;
         };
-        let store = self.store.clone();
-        let tables = self.tables.clone();
-        let clock = self.clock.clone();
+        let Some(claim) = waiting.recv().await else {
+            return;
+        };
+        let (tables, made) = (tables.clone(), made.clone());
         tokio::spawn(async move {
-            let _permit = permit;
-            finish(&store, &tables, clock.as_ref(), &claim).await;
+            let table = tables.create(&claim).await;
+            drop(slot);
+            // The recorder is gone only when the matcher stopped: the lease covers the claim.
+            let _ = made
+                .send(Made {
+                    claim_id: claim.claim_id,
+                    table,
+                })
+                .await;
         });
     }
 }
 
-/// CreateTable, then the claim's tickets or room point at the table.
-pub async fn finish(store: &Store, tables: &Tables, clock: &dyn Clock, claim: &Claim) {
-    let id: Uuid = claim.claim_id;
-    match tables.create(claim).await {
-        Ok(table) => {
-            if let Err(e) = store.finish_claim(id, &table, clock.now()).await {
-                // The lease runs out and a replica finishes it with the same table.
-                tracing::warn!(claim = %id, error = %e, "could not record the table; retried later");
-            } else {
-                tracing::debug!(claim = %id, %table, "table made");
+/// Records what was made, every result that arrived since the last commit in one go.
+async fn record_tables(mut made: mpsc::Receiver<Made>, store: Store, clock: Arc<dyn Clock>) {
+    let mut batch = Vec::with_capacity(RECORDED_AT_ONCE);
+    while made.recv_many(&mut batch, RECORDED_AT_ONCE).await > 0 {
+        record(&store, clock.as_ref(), std::mem::take(&mut batch)).await;
+    }
+}
+
+/// The tables made are recorded in one transaction (their tickets MATCHED, or their room
+/// STARTED); a claim the table service refused for good is abandoned; one that could not be made
+/// yet is left for its lease to run out and be tried again.
+async fn record(store: &Store, clock: &dyn Clock, made: Vec<Made>) {
+    let mut tables = Vec::with_capacity(made.len());
+    for Made { claim_id, table } in made {
+        match table {
+            Ok(table) => tables.push((claim_id, table)),
+            Err(CreateError::Unavailable(e)) => {
+                tracing::warn!(claim = %claim_id, error = %e, "table not made yet; retried when the lease ends");
             }
-        }
-        Err(CreateError::Unavailable(e)) => {
-            tracing::warn!(claim = %id, error = %e, "table not made yet; retried when the lease ends");
-        }
-        Err(CreateError::Refused(e)) => {
-            tracing::error!(claim = %id, error = %e, "the table service refused a claim; its tickets expire");
-            if let Err(e) = store.abandon_claim(id, clock.now()).await {
-                tracing::warn!(claim = %id, error = %e, "could not abandon the claim");
+            Err(CreateError::Refused(e)) => {
+                tracing::error!(claim = %claim_id, error = %e, "the table service refused a claim; its tickets expire");
+                if let Err(e) = store.abandon_claim(claim_id, clock.now()).await {
+                    tracing::warn!(claim = %claim_id, error = %e, "could not abandon the claim");
+                }
             }
         }
     }
+    if tables.is_empty() {
+        return;
+    }
+    match store.finish_claims(&tables, clock.now()).await {
+        Ok(()) => tracing::debug!(tables = tables.len(), "tables made"),
+        // The leases run out and a replica finishes them with the same tables.
+        Err(e) => {
+            tracing::warn!(tables = tables.len(), error = %e, "could not record the tables; retried later")
+        }
+    }
+}
+
+/// CreateTable for one claim now, then its tickets or room point at the table (a host starting a
+/// room waits for this).
+pub async fn finish(store: &Store, tables: &Tables, clock: &dyn Clock, claim: &Claim) {
+    let table = tables.create(claim).await;
+    record(
+        store,
+        clock,
+        vec![Made {
+            claim_id: claim.claim_id,
+            table,
+        }],
+    )
+    .await;
 }

@@ -1,6 +1,8 @@
-//! Changes as they happen, from every replica: PostgreSQL triggers `pg_notify` each ticket and
-//! room change on commit (`migrations/matchmaking/0002…`), one listener per process hears them and
-//! fans them out to the streams (WatchTicket, WatchRoom) of this process, which then read the row.
+//! Changes as they happen, from every replica: PostgreSQL triggers `pg_notify` ticket and room
+//! changes on commit (`migrations/matchmaking/0002…`; tickets once per statement, naming their
+//! queue keys, so a batch of tables is one notification: `0004…`), one listener per process hears
+//! them and fans them out to the streams (WatchTicket, WatchRoom) of this process, which then read
+//! the row.
 //! A notification is sent only for committed changes, so a stream never shows a state that was
 //! rolled back. While the listener is reconnecting, notifications can be lost: it then tells every
 //! stream to read again ([`Notice::Resync`]).
@@ -15,9 +17,9 @@ use uuid::Uuid;
 /// One change.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
-    /// A ticket changed; the queue key of its rules (other tickets of that queue changed their
-    /// `players_found`).
-    Ticket { id: Uuid, rules_key: String },
+    /// Tickets of these queue keys (`rules_key`) changed: a ticket of one of them may have changed
+    /// its state, or its `players_found`.
+    Tickets(Vec<String>),
     /// A room or its members changed.
     Room(Uuid),
     /// Notifications may have been missed: read everything again.
@@ -67,14 +69,7 @@ async fn listen(url: &str, out: &broadcast::Sender<Notice>) -> Result<(), sqlx::
         let payload = n.payload();
         let notice = match n.channel() {
             "okey_tickets" => {
-                let (id, key) = payload.split_once(' ').unwrap_or((payload, ""));
-                match Uuid::parse_str(id) {
-                    Ok(id) => Notice::Ticket {
-                        id,
-                        rules_key: key.to_owned(),
-                    },
-                    Err(_) => continue,
-                }
+                Notice::Tickets(payload.split_whitespace().map(str::to_owned).collect())
             }
             _ => match Uuid::parse_str(payload) {
                 Ok(id) => Notice::Room(id),

@@ -140,45 +140,20 @@ impl Matchmaking {
         player: Uuid,
         ticket: Uuid,
     ) -> Result<mpsc::Receiver<Result<Ticket, MatchmakingError>>, MatchmakingError> {
-        let mut notices = self.notices.subscribe();
+        let notices = self.notices.subscribe();
         let first = self.store.ticket(ticket, player).await?;
-        let (tx, rx) = mpsc::channel(16);
+        let key = first.rules_key.clone();
         let store = self.store.clone();
-        tokio::spawn(async move {
-            let key = first.rules_key.clone();
-            let mut last = first;
-            if tx.send(Ok(last.clone())).await.is_err() {
-                return;
-            }
-            while !last.state.is_final() {
-                let read = tokio::select! {
-                    _ = tx.closed() => return,
-                    n = tokio::time::timeout(RECHECK, notices.recv()) => match n {
-                        Ok(Ok(Notice::Ticket { id, rules_key })) => id == ticket || rules_key == key,
-                        Ok(Ok(Notice::Room(_))) => false,
-                        Ok(Ok(Notice::Resync)) | Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => true,
-                        Ok(Err(broadcast::error::RecvError::Closed)) => return,
-                    },
-                };
-                if !read {
-                    continue;
-                }
-                match store.ticket(ticket, player).await {
-                    Ok(now) if now != last => {
-                        last = now;
-                        if tx.send(Ok(last.clone())).await.is_err() {
-                            return;
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        return;
-                    }
-                }
-            }
-        });
-        Ok(rx)
+        Ok(watch_until_final(
+            notices,
+            first,
+            move |notice| matches!(notice, Notice::Tickets(keys) if keys.contains(&key)),
+            |t: &Ticket| t.state.is_final(),
+            move || {
+                let store = store.clone();
+                async move { store.ticket(ticket, player).await }
+            },
+        ))
     }
 
     // ----- Rooms -----------------------------------------------------------------------------
@@ -435,44 +410,19 @@ impl Matchmaking {
         player: Uuid,
         room_id: Uuid,
     ) -> Result<mpsc::Receiver<Result<Room, MatchmakingError>>, MatchmakingError> {
-        let mut notices = self.notices.subscribe();
+        let notices = self.notices.subscribe();
         let first = self.room(player, room_id).await?;
-        let (tx, rx) = mpsc::channel(16);
         let service = self.clone();
-        tokio::spawn(async move {
-            let mut last = first;
-            if tx.send(Ok(last.clone())).await.is_err() {
-                return;
-            }
-            while last.state == RoomState::Open {
-                let read = tokio::select! {
-                    _ = tx.closed() => return,
-                    n = tokio::time::timeout(RECHECK, notices.recv()) => match n {
-                        Ok(Ok(Notice::Room(id))) => id == room_id,
-                        Ok(Ok(Notice::Ticket { .. })) => false,
-                        Ok(Ok(Notice::Resync)) | Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => true,
-                        Ok(Err(broadcast::error::RecvError::Closed)) => return,
-                    },
-                };
-                if !read {
-                    continue;
-                }
-                match service.room(player, room_id).await {
-                    Ok(now) if now != last => {
-                        last = now;
-                        if tx.send(Ok(last.clone())).await.is_err() {
-                            return;
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        let _ = tx.send(Err(e)).await;
-                        return;
-                    }
-                }
-            }
-        });
-        Ok(rx)
+        Ok(watch_until_final(
+            notices,
+            first,
+            move |notice| *notice == Notice::Room(room_id),
+            |r: &Room| r.state != RoomState::Open,
+            move || {
+                let service = service.clone();
+                async move { service.room(player, room_id).await }
+            },
+        ))
     }
 
     /// Open public rooms, oldest first.
@@ -484,6 +434,59 @@ impl Matchmaking {
     ) -> Result<Vec<(Room, DateTime<Utc>)>, MatchmakingError> {
         self.store.lobby(preset, after, limit).await
     }
+}
+
+/// A stream of a row: `first`, then the row read again (`read`) whenever a notice `concerns` it,
+/// after a resync or a lagging receiver (notices may have been missed), and every [`RECHECK`]
+/// regardless; each value that differs from the last one sent is sent, until `done` says no change
+/// can follow, a read fails (sent, then the end), or the client goes away.
+fn watch_until_final<T, Read, Reading>(
+    mut notices: broadcast::Receiver<Notice>,
+    first: T,
+    concerns: impl Fn(&Notice) -> bool + Send + 'static,
+    done: impl Fn(&T) -> bool + Send + 'static,
+    read: Read,
+) -> mpsc::Receiver<Result<T, MatchmakingError>>
+where
+    T: Clone + PartialEq + Send + 'static,
+    Read: Fn() -> Reading + Send + 'static,
+    Reading: Future<Output = Result<T, MatchmakingError>> + Send,
+{
+    let (tx, rx) = mpsc::channel(16);
+    tokio::spawn(async move {
+        let mut last = first;
+        if tx.send(Ok(last.clone())).await.is_err() {
+            return;
+        }
+        while !done(&last) {
+            let read_again = tokio::select! {
+                _ = tx.closed() => return,
+                n = tokio::time::timeout(RECHECK, notices.recv()) => match n {
+                    Ok(Ok(Notice::Resync)) => true,
+                    Ok(Ok(notice)) => concerns(&notice),
+                    Ok(Err(broadcast::error::RecvError::Lagged(_))) | Err(_) => true,
+                    Ok(Err(broadcast::error::RecvError::Closed)) => return,
+                },
+            };
+            if !read_again {
+                continue;
+            }
+            match read().await {
+                Ok(now) if now != last => {
+                    last = now;
+                    if tx.send(Ok(last.clone())).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+            }
+        }
+    });
+    rx
 }
 
 /// The room accepts joins and moves: open and not being started.

@@ -1,26 +1,34 @@
 //! PostgreSQL, the truth for tickets, claims and rooms (`migrations/matchmaking`).
 //!
-//! **The atomic claim.** A group of tickets becomes a table through one transaction that selects
-//! them `FOR UPDATE SKIP LOCKED`, records a `claims` row (the seats, the rules) and points every
-//! ticket at it. Row locks make the claim atomic across any number of replicas: two replicas
-//! scanning the same queue never get the same ticket (the second skips the rows the first holds,
-//! and a ticket with a claim is no longer in the queue once the first commits), and a CancelTicket
-//! or an expiry that meets a locked ticket waits for the claim to commit and then sees it taken.
-//! SKIP LOCKED rather than plain FOR UPDATE so replicas never queue behind each other, and rather
-//! than an advisory lock or a Redis lock because the lock is the row itself: it dies with the
-//! transaction, so a replica killed mid-claim leaves nothing held.
+//! **The atomic claim.** Groups of tickets become tables through one transaction that selects
+//! them `FOR UPDATE SKIP LOCKED`, records a `claims` row per group (the seats, the rules) and
+//! points every ticket at its claim. Row locks make the claim atomic across any number of
+//! replicas: two replicas scanning the same queue never get the same ticket (the second skips the
+//! rows the first holds, and a ticket with a claim is no longer in the queue once the first
+//! commits), and a CancelTicket or an expiry that meets a locked ticket waits for the claim to
+//! commit and then sees it taken. SKIP LOCKED rather than plain FOR UPDATE so replicas never queue
+//! behind each other, and rather than an advisory lock or a Redis lock because the lock is the row
+//! itself: it dies with the transaction, so a replica killed mid-claim leaves nothing held.
 //!
 //! A claim is then made a table by the table service (its id is CreateTable's request id) and
-//! finished: tickets MATCHED with the table, or the room STARTED. A claim whose `lease_until`
-//! passed unfinished (its replica died) is taken over by another replica, which repeats the same
-//! CreateTable and gets the same table.
+//! finished: tickets MATCHED with the table, or the room STARTED. Finishing takes a batch of
+//! claims in one transaction (one commit, one notification per statement), and is idempotent. A
+//! claim whose `lease_until` passed unfinished (its replica died) is taken over by another
+//! replica, which repeats the same CreateTable and gets the same table.
+//!
+//! **Reading rows.** A ticket, a claim and a room are each read by one SELECT ([`Stored`]) and
+//! turned into their value in one place, whatever selects them ([`Select`]).
+
+use std::marker::PhantomData;
 
 use chrono::{DateTime, Utc};
 use okey_rules::RuleSet;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use sqlx::postgres::PgRow;
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::query::Query;
 use sqlx::types::Json;
-use sqlx::{PgPool, Postgres, Row, Transaction};
+use sqlx::{PgExecutor, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use crate::domain::{
@@ -68,30 +76,170 @@ pub struct NewTicket {
     pub expires_at: DateTime<Utc>,
 }
 
-const TICKET_COLUMNS: &str = "t.ticket_id, t.player_id, t.rules, t.rules_key, t.allow_bots, \
-     t.bot_level, t.state, t.table_name, t.seat, t.created_at, t.expires_at, \
-     CASE WHEN t.state = 'searching' THEN LEAST(4, (SELECT count(*) FROM tickets o \
-              WHERE o.rules_key = t.rules_key AND o.state = 'searching'))::int \
-          WHEN t.state = 'matched' THEN (SELECT count(*) FROM tickets o \
-              WHERE o.claim_id = t.claim_id)::int \
-          ELSE 1 END AS players_found";
+/// A value kept in a row, read the same way wherever it is read.
+trait Stored: Sized {
+    /// `SELECT … FROM …` with every column [`Stored::of`] reads; a read adds its condition.
+    const SELECT: &'static str;
 
-fn ticket_of(row: &PgRow) -> Result<Ticket, sqlx::Error> {
-    let Json(rules): Json<RuleSet> = row.try_get("rules")?;
-    Ok(Ticket {
-        ticket_id: row.try_get("ticket_id")?,
-        player_id: row.try_get("player_id")?,
-        rules,
-        rules_key: row.try_get("rules_key")?,
-        allow_bots: row.try_get("allow_bots")?,
-        bot_level: BotLevel::parse(row.try_get::<&str, _>("bot_level")?),
-        state: TicketState::parse(row.try_get::<&str, _>("state")?),
-        table: row.try_get("table_name")?,
-        seat: row.try_get("seat")?,
-        created_at: row.try_get("created_at")?,
-        expires_at: row.try_get("expires_at")?,
-        players_found: row.try_get("players_found")?,
-    })
+    fn of(row: &PgRow) -> Result<Self, sqlx::Error>;
+
+    /// The values `rest` (`WHERE …`, an order, a lock) selects; `$1`… are bound in order.
+    fn select(rest: &str) -> Select<Self> {
+        Select {
+            query: sqlx::query(sqlx::AssertSqlSafe(format!("{} {rest}", Self::SELECT))),
+            read: PhantomData,
+        }
+    }
+}
+
+/// One read of [`Stored`] values: the only place this module turns rows into values.
+struct Select<T> {
+    query: Query<'static, Postgres, PgArguments>,
+    read: PhantomData<fn() -> T>,
+}
+
+impl<T: Stored> Select<T> {
+    fn bind<'t, V: sqlx::Encode<'t, Postgres> + sqlx::Type<Postgres>>(mut self, value: V) -> Self {
+        self.query = self.query.bind(value);
+        self
+    }
+
+    async fn all<'c>(self, db: impl PgExecutor<'c>) -> Result<Vec<T>, MatchmakingError> {
+        let rows = self.query.fetch_all(db).await?;
+        Ok(rows.iter().map(T::of).collect::<Result<_, _>>()?)
+    }
+
+    async fn optional<'c>(self, db: impl PgExecutor<'c>) -> Result<Option<T>, MatchmakingError> {
+        let row = self.query.fetch_optional(db).await?;
+        Ok(row.as_ref().map(T::of).transpose()?)
+    }
+}
+
+impl Stored for Ticket {
+    const SELECT: &'static str = "SELECT t.ticket_id, t.player_id, t.rules, t.rules_key, \
+         t.allow_bots, t.bot_level, t.state, t.table_name, t.seat, t.created_at, t.expires_at, \
+         t.request_id, \
+         CASE WHEN t.state = 'searching' THEN LEAST(4, (SELECT count(*) FROM tickets o \
+                  WHERE o.rules_key = t.rules_key AND o.state = 'searching'))::int \
+              WHEN t.state = 'matched' THEN (SELECT count(*) FROM tickets o \
+                  WHERE o.claim_id = t.claim_id)::int \
+              ELSE 1 END AS players_found \
+         FROM tickets t";
+
+    fn of(row: &PgRow) -> Result<Ticket, sqlx::Error> {
+        let Json(rules): Json<RuleSet> = row.try_get("rules")?;
+        Ok(Ticket {
+            ticket_id: row.try_get("ticket_id")?,
+            player_id: row.try_get("player_id")?,
+            rules,
+            rules_key: row.try_get("rules_key")?,
+            allow_bots: row.try_get("allow_bots")?,
+            bot_level: BotLevel::parse(row.try_get::<&str, _>("bot_level")?),
+            state: TicketState::parse(row.try_get::<&str, _>("state")?),
+            table: row.try_get("table_name")?,
+            seat: row.try_get("seat")?,
+            created_at: row.try_get("created_at")?,
+            expires_at: row.try_get("expires_at")?,
+            request_id: row.try_get("request_id")?,
+            players_found: row.try_get("players_found")?,
+        })
+    }
+}
+
+impl Stored for Claim {
+    /// With what a private room adds (members, spectators), read from its room.
+    const SELECT: &'static str = "SELECT c.claim_id, c.origin, c.rules, c.seats, c.room_id, \
+         COALESCE((SELECT jsonb_agg('players/' || m.player_id::text ORDER BY m.seat) \
+                   FROM room_members m WHERE m.room_id = c.room_id), '[]'::jsonb) AS members, \
+         COALESCE((SELECT r.spectators_allowed FROM rooms r WHERE r.room_id = c.room_id), true) \
+             AS spectators_allowed \
+         FROM claims c";
+
+    fn of(row: &PgRow) -> Result<Claim, sqlx::Error> {
+        let Json(rules): Json<RuleSet> = row.try_get("rules")?;
+        let Json(seats): Json<Vec<Value>> = row.try_get("seats")?;
+        let seat = |i: usize| {
+            seats
+                .get(i)
+                .map(occupant_of)
+                .unwrap_or(Occupant::Bot(BotLevel::Default))
+        };
+        let origin: &str = row.try_get("origin")?;
+        let Json(members): Json<Vec<String>> = row.try_get("members")?;
+        Ok(Claim {
+            claim_id: row.try_get("claim_id")?,
+            origin: if origin == ClaimOrigin::PrivateRoom.as_str() {
+                ClaimOrigin::PrivateRoom
+            } else {
+                ClaimOrigin::QuickPlay
+            },
+            rules,
+            seats: [seat(0), seat(1), seat(2), seat(3)],
+            room_id: row.try_get("room_id")?,
+            members,
+            spectators_allowed: row.try_get("spectators_allowed")?,
+        })
+    }
+}
+
+/// A room as stored: with its members, when it was created (the lobby's order) and whether a
+/// claim is making its table now.
+struct StoredRoom {
+    room: Room,
+    created_at: DateTime<Utc>,
+    starting: bool,
+}
+
+/// A member as the room's row reads them (`jsonb_agg` of `room_members`).
+#[derive(Deserialize)]
+struct StoredMember {
+    seat: usize,
+    player: Uuid,
+    name: String,
+}
+
+impl Stored for StoredRoom {
+    const SELECT: &'static str = "SELECT r.room_id, r.code, r.host_player_id, r.rules, r.state, \
+         r.fill_with_bots, r.bot_level, r.table_name, r.expires_at, r.created_at, \
+         r.password_hash IS NOT NULL AS has_password, r.public, r.spectators_allowed, \
+         EXISTS (SELECT 1 FROM claims c WHERE c.room_id = r.room_id AND c.table_name IS NULL) \
+             AS starting, \
+         COALESCE((SELECT jsonb_agg(jsonb_build_object('seat', m.seat, 'player', m.player_id, \
+                       'name', m.display_name)) \
+                   FROM room_members m WHERE m.room_id = r.room_id), '[]'::jsonb) AS members \
+         FROM rooms r";
+
+    fn of(row: &PgRow) -> Result<StoredRoom, sqlx::Error> {
+        let Json(rules): Json<RuleSet> = row.try_get("rules")?;
+        let Json(members): Json<Vec<StoredMember>> = row.try_get("members")?;
+        let mut room = Room {
+            room_id: row.try_get("room_id")?,
+            code: row.try_get("code")?,
+            rules,
+            host: row.try_get("host_player_id")?,
+            members: [None; 4],
+            names: Default::default(),
+            state: RoomState::parse(row.try_get::<&str, _>("state")?),
+            fill_with_bots: row.try_get("fill_with_bots")?,
+            bot_level: BotLevel::parse(row.try_get::<&str, _>("bot_level")?),
+            table: row.try_get("table_name")?,
+            expires_at: row.try_get("expires_at")?,
+            has_password: row.try_get("has_password")?,
+            public: row.try_get("public")?,
+            spectators_allowed: row.try_get("spectators_allowed")?,
+        };
+        for m in members {
+            if let Some(seat) = room.members.get_mut(m.seat) {
+                *seat = Some(m.player);
+                room.names.insert(m.player, m.name);
+            }
+        }
+        Ok(StoredRoom {
+            room,
+            created_at: row.try_get("created_at")?,
+            starting: row.try_get("starting")?,
+        })
+    }
 }
 
 fn occupant_json(o: &Occupant) -> Value {
@@ -110,38 +258,9 @@ fn occupant_of(v: &Value) -> Occupant {
     }
 }
 
-fn claim_of(row: &PgRow) -> Result<Claim, sqlx::Error> {
-    let Json(rules): Json<RuleSet> = row.try_get("rules")?;
-    let Json(seats): Json<Value> = row.try_get("seats")?;
-    let list = seats.as_array().cloned().unwrap_or_default();
-    let seat = |i: usize| {
-        list.get(i)
-            .map(occupant_of)
-            .unwrap_or(Occupant::Bot(BotLevel::Default))
-    };
-    let origin: &str = row.try_get("origin")?;
-    let Json(members): Json<Vec<String>> = row.try_get("members")?;
-    Ok(Claim {
-        claim_id: row.try_get("claim_id")?,
-        origin: if origin == "private_room" {
-            ClaimOrigin::PrivateRoom
-        } else {
-            ClaimOrigin::QuickPlay
-        },
-        rules,
-        seats: [seat(0), seat(1), seat(2), seat(3)],
-        room_id: row.try_get("room_id")?,
-        members,
-        spectators_allowed: row.try_get("spectators_allowed")?,
-    })
+fn seats_json(seats: &[Occupant; 4]) -> Value {
+    Value::Array(seats.iter().map(occupant_json).collect())
 }
-
-/// The claim's row with what a private room adds (members, spectators), read from its room.
-const CLAIM_COLUMNS: &str = "c.claim_id, c.origin, c.rules, c.seats, c.room_id, \
-     COALESCE((SELECT jsonb_agg('players/' || m.player_id::text ORDER BY m.seat) \
-               FROM room_members m WHERE m.room_id = c.room_id), '[]'::jsonb) AS members, \
-     COALESCE((SELECT r.spectators_allowed FROM rooms r WHERE r.room_id = c.room_id), true) \
-         AS spectators_allowed";
 
 /// The service's PostgreSQL.
 #[derive(Clone, Debug)]
@@ -185,26 +304,20 @@ impl Store {
                 return self.ticket(id, new.player_id).await;
             }
             // A retry of the same request, or another searching ticket.
-            let query = format!(
-                "SELECT {TICKET_COLUMNS} FROM tickets t \
-                 WHERE t.player_id = $1 AND (t.request_id = $2 OR t.state = 'searching') \
-                 ORDER BY (t.request_id = $2) DESC LIMIT 1"
-            );
-            let row = sqlx::query(sqlx::AssertSqlSafe(query))
-                .bind(new.player_id)
-                .bind(&new.request_id)
-                .fetch_optional(&self.pool)
-                .await?;
-            let Some(row) = row else {
+            let found = Ticket::select(
+                "WHERE t.player_id = $1 AND (t.request_id = $2 OR t.state = 'searching') \
+                 ORDER BY (t.request_id = $2) DESC NULLS LAST LIMIT 1",
+            )
+            .bind(new.player_id)
+            .bind(&new.request_id)
+            .optional(&self.pool)
+            .await?;
+            let Some(found) = found else {
                 continue; // the other ticket closed in between: try again
             };
-            let found = ticket_of(&row)?;
-            let same_request: Option<String> =
-                sqlx::query_scalar("SELECT request_id FROM tickets WHERE ticket_id = $1")
-                    .bind(found.ticket_id)
-                    .fetch_one(&self.pool)
-                    .await?;
-            if same_request.as_deref() == Some(new.request_id.as_str()) || found.rules_key == key {
+            if found.request_id.as_deref() == Some(new.request_id.as_str())
+                || found.rules_key == key
+            {
                 return Ok(found);
             }
             return Err(MatchmakingError::TicketOpen(found.ticket_id));
@@ -216,16 +329,12 @@ impl Store {
 
     /// The player's ticket (another player's is not found).
     pub async fn ticket(&self, ticket_id: Uuid, player: Uuid) -> Result<Ticket, MatchmakingError> {
-        let query = format!(
-            "SELECT {TICKET_COLUMNS} FROM tickets t WHERE t.ticket_id = $1 AND t.player_id = $2"
-        );
-        let row = sqlx::query(sqlx::AssertSqlSafe(query))
+        Ticket::select("WHERE t.ticket_id = $1 AND t.player_id = $2")
             .bind(ticket_id)
             .bind(player)
-            .fetch_optional(&self.pool)
+            .optional(&self.pool)
             .await?
-            .ok_or(MatchmakingError::TicketNotFound)?;
-        Ok(ticket_of(&row)?)
+            .ok_or(MatchmakingError::TicketNotFound)
     }
 
     /// Cancels a searching ticket not yet taken into a table. A locked ticket (being claimed) is
@@ -263,9 +372,9 @@ impl Store {
     }
 
     /// Takes the longest-waiting free tickets of `key`, four by four, into up to `groups` claims
-    /// in one transaction (one commit for the batch, not one per table: a queue of thousands is
-    /// claimed as fast as tables can be made); nothing when fewer than four are free (locked
-    /// ones are skipped, never waited for).
+    /// in one transaction of three statements, whatever the number of groups (one commit for the
+    /// batch, not one per table: a queue of thousands is claimed as fast as tables can be made);
+    /// nothing when fewer than four are free (locked ones are skipped, never waited for).
     pub async fn claim_groups(
         &self,
         key: &str,
@@ -274,7 +383,7 @@ impl Store {
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<Claim>, MatchmakingError> {
         let mut tx = self.pool.begin().await?;
-        let rows = sqlx::query(
+        let rows: Vec<(Uuid, Uuid, Json<RuleSet>)> = sqlx::query_as(
             "SELECT ticket_id, player_id, rules FROM tickets \
              WHERE rules_key = $1 AND state = 'searching' AND claim_id IS NULL \
              ORDER BY created_at, ticket_id LIMIT $2 FOR UPDATE SKIP LOCKED",
@@ -283,20 +392,18 @@ impl Store {
         .bind((groups.max(1) * 4) as i64)
         .fetch_all(&mut *tx)
         .await?;
-        let mut claims = Vec::new();
-        for group in rows.chunks_exact(4) {
-            let Json(rules): Json<RuleSet> = group[0].try_get("rules")?;
-            let picked: Vec<(Uuid, Uuid)> = group
-                .iter()
-                .map(|r| Ok((r.try_get("ticket_id")?, r.try_get("player_id")?)))
-                .collect::<Result<_, sqlx::Error>>()?;
-            claims.push(
-                claim_tickets(&mut tx, rules, &picked, BotLevel::Default, now, lease_until).await?,
-            );
+        let Some((_, _, Json(rules))) = rows.first() else {
+            return Ok(Vec::new());
+        };
+        let picked: Vec<Vec<(Uuid, Uuid)>> = rows
+            .chunks_exact(4)
+            .map(|group| group.iter().map(|(t, p, _)| (*t, *p)).collect())
+            .collect();
+        if picked.is_empty() {
+            return Ok(Vec::new());
         }
-        if claims.is_empty() {
-            return Ok(claims);
-        }
+        let claims =
+            claim_tickets(&mut tx, rules, &picked, BotLevel::Default, now, lease_until).await?;
         tx.commit().await?;
         Ok(claims)
     }
@@ -322,7 +429,7 @@ impl Store {
         lease_until: DateTime<Utc>,
     ) -> Result<Option<Claim>, MatchmakingError> {
         let mut tx = self.pool.begin().await?;
-        let Some(first) = sqlx::query(
+        let first: Option<(Uuid, Uuid, Json<RuleSet>, String, String)> = sqlx::query_as(
             "SELECT ticket_id, player_id, rules, rules_key, bot_level FROM tickets \
              WHERE ticket_id = $1 AND state = 'searching' AND claim_id IS NULL AND allow_bots \
                  AND expires_at <= $2 \
@@ -331,31 +438,27 @@ impl Store {
         .bind(ticket_id)
         .bind(now)
         .fetch_optional(&mut *tx)
-        .await?
-        else {
+        .await?;
+        let Some((first, player, Json(rules), key, level)) = first else {
             return Ok(None);
         };
-        let key: String = first.try_get("rules_key")?;
-        let level = BotLevel::parse(first.try_get::<&str, _>("bot_level")?);
-        let Json(rules): Json<RuleSet> = first.try_get("rules")?;
-        let mut picked: Vec<(Uuid, Uuid)> =
-            vec![(first.try_get("ticket_id")?, first.try_get("player_id")?)];
-        let others = sqlx::query(
+        let others: Vec<(Uuid, Uuid)> = sqlx::query_as(
             "SELECT ticket_id, player_id FROM tickets \
              WHERE rules_key = $1 AND state = 'searching' AND claim_id IS NULL AND allow_bots \
                  AND ticket_id <> $2 \
              ORDER BY created_at, ticket_id LIMIT 3 FOR UPDATE SKIP LOCKED",
         )
         .bind(&key)
-        .bind(ticket_id)
+        .bind(first)
         .fetch_all(&mut *tx)
         .await?;
-        for r in &others {
-            picked.push((r.try_get("ticket_id")?, r.try_get("player_id")?));
-        }
-        let claim = claim_tickets(&mut tx, rules, &picked, level, now, lease_until).await?;
+        let picked: Vec<(Uuid, Uuid)> = std::iter::once((first, player)).chain(others).collect();
+        let level = BotLevel::parse(&level);
+        let claim = claim_tickets(&mut tx, &rules, &[picked], level, now, lease_until)
+            .await?
+            .pop();
         tx.commit().await?;
-        Ok(Some(claim))
+        Ok(claim)
     }
 
     /// Expires the searching tickets without bots whose time is up; returns how many.
@@ -392,56 +495,68 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let query = format!("SELECT {CLAIM_COLUMNS} FROM claims c WHERE c.claim_id = ANY($1)");
-        let rows = sqlx::query(sqlx::AssertSqlSafe(query))
+        Claim::select("WHERE c.claim_id = ANY($1)")
             .bind(&ids)
-            .fetch_all(&self.pool)
-            .await?;
-        Ok(rows.iter().map(claim_of).collect::<Result<_, _>>()?)
+            .all(&self.pool)
+            .await
     }
 
     /// A claim by id (with its room's members).
     pub async fn claim(&self, claim_id: Uuid) -> Result<Option<Claim>, MatchmakingError> {
-        let query = format!("SELECT {CLAIM_COLUMNS} FROM claims c WHERE c.claim_id = $1");
-        let row = sqlx::query(sqlx::AssertSqlSafe(query))
+        Claim::select("WHERE c.claim_id = $1")
             .bind(claim_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.as_ref().map(claim_of).transpose()?)
+            .optional(&self.pool)
+            .await
     }
 
-    /// The table was made: its tickets are MATCHED (or its room STARTED). Idempotent.
-    pub async fn finish_claim(
+    /// The tables were made (claim, `tables/{id}`): every claim's tickets are MATCHED with its
+    /// table, or its room STARTED, all in one transaction: one commit, and one notification per
+    /// statement for the batch, however many tables. Idempotent: a claim finished already (by a
+    /// replica that took it over, with the same table) changes nothing.
+    pub async fn finish_claims(
         &self,
-        claim_id: Uuid,
-        table: &str,
+        made: &[(Uuid, String)],
         now: DateTime<Utc>,
     ) -> Result<(), MatchmakingError> {
+        // In claim order, so two batches that share claims lock them in the same order.
+        let mut made = made.to_vec();
+        made.sort();
+        made.dedup_by_key(|(claim, _)| *claim);
+        let (claims, tables): (Vec<Uuid>, Vec<String>) = made.into_iter().unzip();
         let mut tx = self.pool.begin().await?;
-        let room: Option<Option<Uuid>> = sqlx::query_scalar(
-            "UPDATE claims SET table_name = $2 WHERE claim_id = $1 AND table_name IS NULL \
-             RETURNING room_id",
+        let finished: Vec<(Option<Uuid>, String)> = sqlx::query_as(
+            "UPDATE claims c SET table_name = m.table_name \
+             FROM UNNEST($1::uuid[], $2::text[]) AS m(claim_id, table_name) \
+             WHERE c.claim_id = m.claim_id AND c.table_name IS NULL \
+             RETURNING c.room_id, c.table_name",
         )
-        .bind(claim_id)
-        .bind(table)
-        .fetch_optional(&mut *tx)
+        .bind(&claims)
+        .bind(&tables)
+        .fetch_all(&mut *tx)
         .await?;
+        let rooms: Vec<(Uuid, String)> = finished
+            .into_iter()
+            .filter_map(|(room, table)| Some((room?, table)))
+            .collect();
         sqlx::query(
-            "UPDATE tickets SET state = 'matched', table_name = $2, updated_at = $3 \
-             WHERE claim_id = $1 AND state = 'searching'",
+            "UPDATE tickets t SET state = 'matched', table_name = m.table_name, updated_at = $3 \
+             FROM UNNEST($1::uuid[], $2::text[]) AS m(claim_id, table_name) \
+             WHERE t.claim_id = m.claim_id AND t.state = 'searching'",
         )
-        .bind(claim_id)
-        .bind(table)
+        .bind(&claims)
+        .bind(&tables)
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        if let Some(Some(room)) = room {
+        if !rooms.is_empty() {
+            let (rooms, tables): (Vec<Uuid>, Vec<String>) = rooms.into_iter().unzip();
             sqlx::query(
-                "UPDATE rooms SET state = 'started', table_name = $2, updated_at = $3 \
-                 WHERE room_id = $1 AND state = 'open'",
+                "UPDATE rooms r SET state = 'started', table_name = m.table_name, updated_at = $3 \
+                 FROM UNNEST($1::uuid[], $2::text[]) AS m(room_id, table_name) \
+                 WHERE r.room_id = m.room_id AND r.state = 'open'",
             )
-            .bind(room)
-            .bind(table)
+            .bind(&rooms)
+            .bind(&tables)
             .bind(now)
             .execute(&mut *tx)
             .await?;
@@ -476,55 +591,17 @@ impl Store {
 
     // ----- Rooms -----------------------------------------------------------------------------
 
-    /// Reads a room with its members (`FOR UPDATE` inside `tx` when `lock`).
-    async fn room_in(
-        tx: &mut Transaction<'_, Postgres>,
-        room_id: Uuid,
-        lock: bool,
-    ) -> Result<Option<(Room, bool)>, MatchmakingError> {
-        let query = format!(
-            "SELECT room_id, code, host_player_id, rules, state, fill_with_bots, bot_level, \
-                 table_name, expires_at, password_hash IS NOT NULL AS has_password, public, \
-                 spectators_allowed, \
-                 EXISTS (SELECT 1 FROM claims c WHERE c.room_id = rooms.room_id \
-                     AND c.table_name IS NULL) AS starting \
-             FROM rooms WHERE room_id = $1 {}",
-            if lock { "FOR UPDATE" } else { "" }
-        );
-        let Some(row) = sqlx::query(sqlx::AssertSqlSafe(query))
-            .bind(room_id)
-            .fetch_optional(&mut **tx)
-            .await?
-        else {
-            return Ok(None);
-        };
-        let members = sqlx::query(
-            "SELECT seat, player_id, display_name FROM room_members WHERE room_id = $1",
-        )
-        .bind(room_id)
-        .fetch_all(&mut **tx)
-        .await?;
-        let mut room = room_of(&row)?;
-        for m in &members {
-            let seat: i32 = m.try_get("seat")?;
-            let player: Uuid = m.try_get("player_id")?;
-            room.members[seat as usize] = Some(player);
-            room.names.insert(player, m.try_get("display_name")?);
-        }
-        Ok(Some((room, row.try_get("starting")?)))
-    }
-
     /// A room with its members.
     pub async fn room(&self, room_id: Uuid) -> Result<Option<Room>, MatchmakingError> {
-        let mut tx = self.pool.begin().await?;
-        let room = Self::room_in(&mut tx, room_id, false).await?;
-        tx.commit().await?;
-        Ok(room.map(|(r, _)| r))
+        Ok(StoredRoom::select("WHERE r.room_id = $1")
+            .bind(room_id)
+            .optional(&self.pool)
+            .await?
+            .map(|r| r.room))
     }
 
     /// Creates a room with its host in seat 0, under a code no open room has. `Ok(None)`: the
     /// code was taken (pick another).
-    #[allow(clippy::too_many_arguments)]
     pub async fn create_room(
         &self,
         room: &Room,
@@ -557,18 +634,20 @@ impl Store {
         if inserted == 0 {
             return Ok(None);
         }
-        sqlx::query(
-            "INSERT INTO room_members (room_id, seat, player_id, display_name) \
-             VALUES ($1, 0, $2, $3)",
+        insert_member(
+            &mut tx,
+            room.room_id,
+            0,
+            room.host,
+            room.names.get(&room.host).map_or("", String::as_str),
         )
-        .bind(room.room_id)
-        .bind(room.host)
-        .bind(room.names.get(&room.host).map_or("", String::as_str))
-        .execute(&mut *tx)
         .await?;
-        let created = Self::room_in(&mut tx, room.room_id, false).await?;
+        let created = StoredRoom::select("WHERE r.room_id = $1")
+            .bind(room.room_id)
+            .optional(&mut *tx)
+            .await?;
         tx.commit().await?;
-        Ok(created.map(|(r, _)| r))
+        Ok(created.map(|r| r.room))
     }
 
     /// The room of a code (the open one, else the latest that had it), with its password hash.
@@ -576,29 +655,29 @@ impl Store {
         &self,
         code: &str,
     ) -> Result<Option<(Uuid, Option<String>)>, MatchmakingError> {
-        let row = sqlx::query(
-            "SELECT room_id, password_hash FROM rooms WHERE code = $1              ORDER BY state = 'open' DESC, created_at DESC LIMIT 1",
+        Ok(sqlx::query_as(
+            "SELECT room_id, password_hash FROM rooms WHERE code = $1 \
+             ORDER BY state = 'open' DESC, created_at DESC LIMIT 1",
         )
         .bind(code)
         .fetch_optional(&self.pool)
-        .await?;
-        Ok(row
-            .map(|r| Ok::<_, sqlx::Error>((r.try_get("room_id")?, r.try_get("password_hash")?)))
-            .transpose()?)
+        .await?)
     }
 
-    /// Runs `change` on the locked room and its members; `change` returns the member rows to
-    /// write (index = seat) and whether the room closes.
+    /// Runs `change` on the locked room and its members (and whether a claim is starting it);
+    /// writes what it returns and gives the room as it is then.
     pub async fn change_room<F>(&self, room_id: Uuid, change: F) -> Result<Room, MatchmakingError>
     where
         F: FnOnce(&Room, bool) -> Result<RoomChange, MatchmakingError>,
     {
         let mut tx = self.pool.begin().await?;
-        let (room, starting) = Self::room_in(&mut tx, room_id, true)
+        let locked = StoredRoom::select("WHERE r.room_id = $1 FOR UPDATE OF r")
+            .bind(room_id)
+            .optional(&mut *tx)
             .await?
             .ok_or(MatchmakingError::RoomNotFound)?;
-        let outcome = change(&room, starting)?;
-        match outcome {
+        let room = &locked.room;
+        match change(room, locked.starting)? {
             RoomChange::Nothing => {}
             RoomChange::Members(members) => {
                 sqlx::query("DELETE FROM room_members WHERE room_id = $1")
@@ -607,38 +686,15 @@ impl Store {
                     .await?;
                 for (seat, m) in members.iter().enumerate() {
                     if let Some(player) = m {
-                        sqlx::query(
-                            "INSERT INTO room_members (room_id, seat, player_id, display_name) \
-                             VALUES ($1, $2, $3, $4)",
-                        )
-                        .bind(room_id)
-                        .bind(seat as i32)
-                        .bind(player)
-                        .bind(room.names.get(player).map_or("", String::as_str))
-                        .execute(&mut *tx)
-                        .await?;
+                        let name = room.names.get(player).map_or("", String::as_str);
+                        insert_member(&mut tx, room_id, seat, *player, name).await?;
                     }
                 }
-                sqlx::query("UPDATE rooms SET updated_at = now() WHERE room_id = $1")
-                    .bind(room_id)
-                    .execute(&mut *tx)
-                    .await?;
+                touch_room(&mut tx, room_id).await?;
             }
             RoomChange::Join { seat, player, name } => {
-                sqlx::query(
-                    "INSERT INTO room_members (room_id, seat, player_id, display_name) \
-                     VALUES ($1, $2, $3, $4)",
-                )
-                .bind(room_id)
-                .bind(seat as i32)
-                .bind(player)
-                .bind(&name)
-                .execute(&mut *tx)
-                .await?;
-                sqlx::query("UPDATE rooms SET updated_at = now() WHERE room_id = $1")
-                    .bind(room_id)
-                    .execute(&mut *tx)
-                    .await?;
+                insert_member(&mut tx, room_id, seat, player, &name).await?;
+                touch_room(&mut tx, room_id).await?;
             }
             RoomChange::Close => {
                 sqlx::query(
@@ -655,24 +711,25 @@ impl Store {
             } => {
                 sqlx::query(
                     "INSERT INTO claims (claim_id, origin, rules, seats, room_id, lease_until) \
-                     VALUES ($1, 'private_room', $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 )
                 .bind(claim_id)
+                .bind(ClaimOrigin::PrivateRoom.as_str())
                 .bind(Json(&room.rules))
-                .bind(Json(Value::Array(
-                    seats.iter().map(occupant_json).collect(),
-                )))
+                .bind(Json(seats_json(&seats)))
                 .bind(room_id)
                 .bind(lease_until)
                 .execute(&mut *tx)
                 .await?;
             }
         }
-        let (after, _) = Self::room_in(&mut tx, room_id, false)
+        let after = StoredRoom::select("WHERE r.room_id = $1")
+            .bind(room_id)
+            .optional(&mut *tx)
             .await?
             .ok_or(MatchmakingError::RoomNotFound)?;
         tx.commit().await?;
-        Ok(after)
+        Ok(after.room)
     }
 
     /// The pending claim that starts a room, if any.
@@ -700,7 +757,8 @@ impl Store {
         .rows_affected())
     }
 
-    /// Open public rooms, oldest first, after `after` (created_at, room_id), of `preset` if set.
+    /// Open public rooms, oldest first, after `after` (created_at, room_id), of `preset` if set,
+    /// each with when it was created.
     pub async fn lobby(
         &self,
         preset: Option<&str>,
@@ -708,26 +766,18 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<(Room, DateTime<Utc>)>, MatchmakingError> {
         let (after_time, after_id) = after.unzip();
-        let ids = sqlx::query(
-            "SELECT room_id, created_at FROM rooms \
-             WHERE state = 'open' AND public AND ($1::text IS NULL OR preset = $1) \
-                 AND ($2::timestamptz IS NULL OR (created_at, room_id) > ($2, $3)) \
-             ORDER BY created_at, room_id LIMIT $4",
+        let rooms = StoredRoom::select(
+            "WHERE r.state = 'open' AND r.public AND ($1::text IS NULL OR r.preset = $1) \
+                 AND ($2::timestamptz IS NULL OR (r.created_at, r.room_id) > ($2, $3)) \
+             ORDER BY r.created_at, r.room_id LIMIT $4",
         )
         .bind(preset)
         .bind(after_time)
         .bind(after_id)
         .bind(limit)
-        .fetch_all(&self.pool)
+        .all(&self.pool)
         .await?;
-        let mut rooms = Vec::new();
-        for row in &ids {
-            let id: Uuid = row.try_get("room_id")?;
-            if let Some(room) = self.room(id).await? {
-                rooms.push((room, row.try_get("created_at")?));
-            }
-        }
-        Ok(rooms)
+        Ok(rooms.into_iter().map(|r| (r.room, r.created_at)).collect())
     }
 }
 
@@ -752,75 +802,96 @@ pub enum RoomChange {
     },
 }
 
-fn room_of(row: &PgRow) -> Result<Room, sqlx::Error> {
-    let Json(rules): Json<RuleSet> = row.try_get("rules")?;
-    Ok(Room {
-        room_id: row.try_get("room_id")?,
-        code: row.try_get("code")?,
-        rules,
-        host: row.try_get("host_player_id")?,
-        members: [None; 4],
-        names: Default::default(),
-        state: RoomState::parse(row.try_get::<&str, _>("state")?),
-        fill_with_bots: row.try_get("fill_with_bots")?,
-        bot_level: BotLevel::parse(row.try_get::<&str, _>("bot_level")?),
-        table: row.try_get("table_name")?,
-        expires_at: row.try_get("expires_at")?,
-        has_password: row.try_get("has_password")?,
-        public: row.try_get("public")?,
-        spectators_allowed: row.try_get("spectators_allowed")?,
-    })
+async fn insert_member(
+    tx: &mut Transaction<'_, Postgres>,
+    room_id: Uuid,
+    seat: usize,
+    player: Uuid,
+    name: &str,
+) -> Result<(), MatchmakingError> {
+    sqlx::query(
+        "INSERT INTO room_members (room_id, seat, player_id, display_name) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(room_id)
+    .bind(seat as i32)
+    .bind(player)
+    .bind(name)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
-/// Records a quick-play claim over `picked` (ticket, player), seated in that order, the other
-/// seats bots of `level`.
+async fn touch_room(
+    tx: &mut Transaction<'_, Postgres>,
+    room_id: Uuid,
+) -> Result<(), MatchmakingError> {
+    sqlx::query("UPDATE rooms SET updated_at = now() WHERE room_id = $1")
+        .bind(room_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Records a quick-play claim per group of `picked` (ticket, player), seated in that order, the
+/// other seats bots of `level`: one statement for every claim, one for every ticket.
 async fn claim_tickets(
     tx: &mut Transaction<'_, Postgres>,
-    rules: RuleSet,
-    picked: &[(Uuid, Uuid)],
+    rules: &RuleSet,
+    picked: &[Vec<(Uuid, Uuid)>],
     level: BotLevel,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
-) -> Result<Claim, MatchmakingError> {
-    let claim_id = Uuid::new_v4();
-    let seats: [Occupant; 4] = std::array::from_fn(|i| match picked.get(i) {
-        Some((_, player)) => Occupant::Player(format!("players/{player}")),
-        None => Occupant::Bot(level),
-    });
+) -> Result<Vec<Claim>, MatchmakingError> {
+    let claims: Vec<Claim> = picked
+        .iter()
+        .map(|group| Claim {
+            claim_id: Uuid::new_v4(),
+            origin: ClaimOrigin::QuickPlay,
+            rules: rules.clone(),
+            seats: std::array::from_fn(|i| match group.get(i) {
+                Some((_, player)) => Occupant::Player(format!("players/{player}")),
+                None => Occupant::Bot(level),
+            }),
+            room_id: None,
+            members: Vec::new(),
+            spectators_allowed: true,
+        })
+        .collect();
+    let ids: Vec<Uuid> = claims.iter().map(|c| c.claim_id).collect();
+    let seats: Vec<Value> = claims.iter().map(|c| seats_json(&c.seats)).collect();
     sqlx::query(
         "INSERT INTO claims (claim_id, origin, rules, seats, lease_until, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+         SELECT c.claim_id, $3, $4, c.seats, $5, $6 \
+         FROM UNNEST($1::uuid[], $2::jsonb[]) AS c(claim_id, seats)",
     )
-    .bind(claim_id)
+    .bind(&ids)
+    .bind(&seats)
     .bind(ClaimOrigin::QuickPlay.as_str())
-    .bind(Json(&rules))
-    .bind(Json(Value::Array(
-        seats.iter().map(occupant_json).collect(),
-    )))
+    .bind(Json(rules))
     .bind(lease_until)
     .bind(now)
     .execute(&mut **tx)
     .await?;
-    let ids: Vec<Uuid> = picked.iter().map(|(t, _)| *t).collect();
-    let seat_numbers: Vec<i32> = (0..picked.len() as i32).collect();
+    let mut tickets = Vec::new();
+    let mut of_claim = Vec::new();
+    let mut seat_numbers = Vec::new();
+    for (claim, group) in claims.iter().zip(picked) {
+        for (seat, (ticket, _)) in group.iter().enumerate() {
+            tickets.push(*ticket);
+            of_claim.push(claim.claim_id);
+            seat_numbers.push(seat as i32);
+        }
+    }
     sqlx::query(
-        "UPDATE tickets SET claim_id = $1, seat = s.seat, updated_at = $4 \
-         FROM UNNEST($2::uuid[], $3::int[]) AS s(ticket_id, seat) \
+        "UPDATE tickets SET claim_id = s.claim_id, seat = s.seat, updated_at = $4 \
+         FROM UNNEST($1::uuid[], $2::uuid[], $3::int[]) AS s(ticket_id, claim_id, seat) \
          WHERE tickets.ticket_id = s.ticket_id",
     )
-    .bind(claim_id)
-    .bind(&ids)
+    .bind(&tickets)
+    .bind(&of_claim)
     .bind(&seat_numbers)
     .bind(now)
     .execute(&mut **tx)
     .await?;
-    Ok(Claim {
-        claim_id,
-        origin: ClaimOrigin::QuickPlay,
-        rules,
-        seats,
-        room_id: None,
-        members: Vec::new(),
-        spectators_allowed: true,
-    })
+    Ok(claims)
 }
