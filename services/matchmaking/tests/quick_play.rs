@@ -7,12 +7,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{
-    Backends, Guest, find, is_matched, mm_client, one_hand, reason, uuid, variant, wait_ticket,
-};
-use matchmaking::clock::ManualClock;
+use common::{Guest, World, find, is_matched, one_hand, reason, uuid, variant, wait_ticket};
 use okey_bots::Level;
-use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_client::TableServiceClient;
 use tonic::Code;
@@ -74,25 +70,22 @@ async fn play_out(table: &str, api: &mut TableServiceClient<Channel>, seats: &[(
 
 #[tokio::test]
 async fn four_guests_with_the_same_rules_share_one_table_and_play_a_hand() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[]).await else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends.matchmaking(&clock, &[]).await;
-    let mut api = mm_client(mm.port).await;
-    let guests = backends.guests(4).await;
+    let guests = w.guests(4).await;
 
     // Same rules written three ways: empty preset, `classic`, the seed number.
     let spellings = ["", "classic", "000", "classic"];
     let mut tickets = Vec::new();
     for (g, preset) in guests.iter().zip(spellings) {
-        tickets.push(find(&mut api, g, one_hand(preset), false).await.unwrap());
+        tickets.push(find(&mut w.api, g, one_hand(preset), false).await.unwrap());
     }
     let fourth = Instant::now();
     let mut matched = Vec::new();
     for (g, t) in guests.iter().zip(&tickets) {
-        matched.push(wait_ticket(&mut api, g, &t.name, Duration::from_secs(20), is_matched).await);
+        matched
+            .push(wait_ticket(&mut w.api, g, &t.name, Duration::from_secs(20), is_matched).await);
     }
     println!("fourth ticket to all four matched: {:?}", fourth.elapsed());
     let table = matched[0].table.clone();
@@ -106,16 +99,7 @@ async fn four_guests_with_the_same_rules_share_one_table_and_play_a_hand() {
     assert_eq!(seats, vec![0, 1, 2, 3], "four different seats");
 
     // The table service seated exactly these four, and records where the table came from.
-    let mut tables = backends.table_client().await;
-    let got = tables
-        .get_table(guests[0].req(pb::GetTableRequest {
-            name: table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let got = w.table(&guests[0], &table).await.unwrap();
     assert_eq!(got.origin, pb::TableOrigin::QuickPlay as i32);
     for (g, t) in guests.iter().zip(&matched) {
         let seat = &got.seats[t.seat as usize];
@@ -126,43 +110,38 @@ async fn four_guests_with_the_same_rules_share_one_table_and_play_a_hand() {
         .zip(&guests)
         .map(|(t, g)| (t.seat, g.clone()))
         .collect();
-    play_out(&table, &mut tables, &by_seat).await;
+    play_out(&table, &mut w.backends.table_client().await, &by_seat).await;
 
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }
 
 #[tokio::test]
 async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_expires() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[
+        ("OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS", "15"),
+        ("OKEY_MATCHMAKING__TICKET_TTL_SECS", "120"),
+    ])
+    .await
+    else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends
-        .matchmaking(
-            &clock,
-            &[
-                ("OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS", "15"),
-                ("OKEY_MATCHMAKING__TICKET_TTL_SECS", "120"),
-            ],
-        )
-        .await;
-    let mut api = mm_client(mm.port).await;
-    let guests = backends.guests(2).await;
+    let guests = w.guests(2).await;
     let alone = &guests[0];
     // Different rules, so the two never meet.
-    let with_bots = find(&mut api, alone, one_hand("classic"), true)
+    let with_bots = find(&mut w.api, alone, one_hand("classic"), true)
         .await
         .unwrap();
-    let without = find(&mut api, &guests[1], variant(1), false).await.unwrap();
+    let without = find(&mut w.api, &guests[1], variant(1), false)
+        .await
+        .unwrap();
     let secs = |t: &pb::Ticket| {
         t.expire_time.as_ref().unwrap().seconds - t.create_time.as_ref().unwrap().seconds
     };
     assert_eq!(secs(&with_bots), 15);
     assert_eq!(secs(&without), 120);
 
-    let mut watch = api
+    let mut watch = w
+        .api
         .watch_ticket(alone.req(pb::WatchTicketRequest {
             name: with_bots.name.clone(),
         }))
@@ -174,12 +153,12 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
 
     // Nothing happens before the wait is over (the matcher ticks meanwhile, on the real clock;
     // 5 s of margin for a slow machine between the ticket's opening and this read).
-    clock.advance(Duration::from_secs(10));
+    w.clock.advance(Duration::from_secs(10));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let t = wait_ticket(&mut api, alone, &with_bots.name, Duration::ZERO, |_| true).await;
+    let t = wait_ticket(&mut w.api, alone, &with_bots.name, Duration::ZERO, |_| true).await;
     assert_eq!(t.state, pb::TicketState::Searching as i32);
 
-    clock.advance(Duration::from_secs(6));
+    w.clock.advance(Duration::from_secs(6));
     let matched = loop {
         let t = watch
             .message()
@@ -194,16 +173,7 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
     };
     assert_eq!(matched.players_found, 1, "bots are not players found");
     assert!(watch.message().await.unwrap().is_none(), "the stream ends");
-    let mut tables = backends.table_client().await;
-    let got = tables
-        .get_table(alone.req(pb::GetTableRequest {
-            name: matched.table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let got = w.table(alone, &matched.table).await.unwrap();
     let bots = got
         .seats
         .iter()
@@ -220,14 +190,18 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
     );
 
     // The one without bots is still searching at 16 s or so, and expires at 120 s.
-    let t = wait_ticket(&mut api, &guests[1], &without.name, Duration::ZERO, |_| {
-        true
-    })
+    let t = wait_ticket(
+        &mut w.api,
+        &guests[1],
+        &without.name,
+        Duration::ZERO,
+        |_| true,
+    )
     .await;
     assert_eq!(t.state, pb::TicketState::Searching as i32);
-    clock.advance(Duration::from_secs(105));
+    w.clock.advance(Duration::from_secs(105));
     let t = wait_ticket(
-        &mut api,
+        &mut w.api,
         &guests[1],
         &without.name,
         Duration::from_secs(10),
@@ -236,7 +210,8 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
     .await;
     assert_eq!(t.state, pb::TicketState::Expired as i32);
     // An expired ticket cannot be cancelled.
-    let err = api
+    let err = w
+        .api
         .cancel_ticket(guests[1].req(pb::CancelTicketRequest {
             request_id: uuid(),
             name: without.name.clone(),
@@ -246,29 +221,23 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(reason(&err), "ticket_closed");
 
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }
 
 #[tokio::test]
 async fn cancel_racing_a_match_ends_in_one_state_200_times() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[]).await else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends.matchmaking(&clock, &[]).await;
-    let mut api = mm_client(mm.port).await;
-    let guests = backends.guests(4).await;
-    let mut tables = backends.table_client().await;
+    let guests = w.guests(4).await;
     let (mut cancelled, mut closed) = (0, 0);
     for round in 0..200 {
         let rules = one_hand("classic");
         let mut open = Vec::new();
         for g in &guests[..3] {
-            open.push(find(&mut api, g, rules.clone(), false).await.unwrap());
+            open.push(find(&mut w.api, g, rules.clone(), false).await.unwrap());
         }
-        let (mut a, mut b) = (api.clone(), api.clone());
+        let (mut a, mut b) = (w.api.clone(), w.api.clone());
         let (fourth, cancel) = tokio::join!(
             find(&mut a, &guests[3], rules.clone(), false),
             b.cancel_ticket(guests[0].req(pb::CancelTicketRequest {
@@ -283,18 +252,21 @@ async fn cancel_racing_a_match_ends_in_one_state_200_times() {
                 let t = r.into_inner().ticket.unwrap();
                 assert_eq!(t.state, pb::TicketState::Cancelled as i32);
                 // It stays cancelled: the other three are never matched with it.
-                let again =
-                    wait_ticket(&mut api, &guests[0], &open[0].name, Duration::ZERO, |_| {
-                        true
-                    })
-                    .await;
+                let again = wait_ticket(
+                    &mut w.api,
+                    &guests[0],
+                    &open[0].name,
+                    Duration::ZERO,
+                    |_| true,
+                )
+                .await;
                 assert_eq!(
                     again.state,
                     pb::TicketState::Cancelled as i32,
                     "round {round}"
                 );
                 for (g, t) in guests[1..3].iter().zip(&open[1..]) {
-                    let t = wait_ticket(&mut api, g, &t.name, Duration::ZERO, |_| true).await;
+                    let t = wait_ticket(&mut w.api, g, &t.name, Duration::ZERO, |_| true).await;
                     assert_eq!(t.state, pb::TicketState::Searching as i32, "round {round}");
                 }
                 // Clear the queue for the next round.
@@ -303,12 +275,13 @@ async fn cancel_racing_a_match_ends_in_one_state_200_times() {
                     .zip(open[1..].iter().map(|t| t.name.clone()))
                     .chain([(&guests[3], fourth.name.clone())])
                 {
-                    api.cancel_ticket(g.req(pb::CancelTicketRequest {
-                        request_id: uuid(),
-                        name,
-                    }))
-                    .await
-                    .unwrap();
+                    w.api
+                        .cancel_ticket(g.req(pb::CancelTicketRequest {
+                            request_id: uuid(),
+                            name,
+                        }))
+                        .await
+                        .unwrap();
                 }
             }
             Err(e) => {
@@ -316,34 +289,28 @@ async fn cancel_racing_a_match_ends_in_one_state_200_times() {
                 assert_eq!(e.code(), Code::FailedPrecondition, "round {round}: {e:?}");
                 assert_eq!(reason(&e), "ticket_closed");
                 let t = wait_ticket(
-                    &mut api,
+                    &mut w.api,
                     &guests[0],
                     &open[0].name,
                     Duration::from_secs(20),
                     is_matched,
                 )
                 .await;
-                let table = tables
-                    .get_table(guests[0].req(pb::GetTableRequest { name: t.table }))
-                    .await
-                    .unwrap()
-                    .into_inner()
-                    .table
-                    .unwrap();
+                let table = w.table(&guests[0], &t.table).await.unwrap();
                 assert_eq!(
                     table.seats[t.seat as usize].player.as_ref().unwrap().player,
                     guests[0].player,
                     "round {round}: matched and seated"
                 );
                 for (g, t) in guests[1..].iter().zip(open[1..].iter().chain([&fourth])) {
-                    wait_ticket(&mut api, g, &t.name, Duration::from_secs(20), is_matched).await;
+                    wait_ticket(&mut w.api, g, &t.name, Duration::from_secs(20), is_matched).await;
                 }
             }
         }
     }
     println!("cancel won {cancelled} times, the match {closed} times");
     // In the store: no cancelled ticket was ever taken into a table.
-    let pool = sqlx::PgPool::connect(backends.matchmaking_settings(&[]).database.url.expose())
+    let pool = sqlx::PgPool::connect(w.backends.matchmaking_settings(&[]).database.url.expose())
         .await
         .unwrap();
     let bad: i64 = sqlx::query_scalar(
@@ -353,20 +320,15 @@ async fn cancel_racing_a_match_ends_in_one_state_200_times() {
     .await
     .unwrap();
     assert_eq!(bad, 0);
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }
 
 #[tokio::test]
 async fn bad_requests_get_their_reason_and_change_nothing() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[]).await else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends.matchmaking(&clock, &[]).await;
-    let mut api = mm_client(mm.port).await;
-    let guests = backends.guests(2).await;
+    let guests = w.guests(2).await;
     let details = |e: &tonic::Status| {
         use tonic_types::StatusExt;
         e.get_error_details()
@@ -376,7 +338,7 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
     };
 
     // Unknown preset, and an option combination the rules engine refuses: the field is named.
-    let err = find(&mut api, &guests[0], one_hand("blitz"), false)
+    let err = find(&mut w.api, &guests[0], one_hand("blitz"), false)
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
@@ -388,7 +350,7 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         }),
         ..Default::default()
     };
-    let err = find(&mut api, &guests[0], zero_hands, false)
+    let err = find(&mut w.api, &guests[0], zero_hands, false)
         .await
         .unwrap_err();
     assert_eq!(reason(&err), "invalid_rules");
@@ -401,14 +363,16 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         allow_bots: false,
         bot_level: 0,
     };
-    let first = api
+    let first = w
+        .api
         .find_table(guests[0].req(request.clone()))
         .await
         .unwrap()
         .into_inner()
         .ticket
         .unwrap();
-    let retry = api
+    let retry = w
+        .api
         .find_table(guests[0].req(request))
         .await
         .unwrap()
@@ -416,18 +380,19 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         .ticket
         .unwrap();
     assert_eq!(first.name, retry.name);
-    let same = find(&mut api, &guests[0], one_hand(""), false)
+    let same = find(&mut w.api, &guests[0], one_hand(""), false)
         .await
         .unwrap();
     assert_eq!(same.name, first.name);
-    let err = find(&mut api, &guests[0], variant(1), false)
+    let err = find(&mut w.api, &guests[0], variant(1), false)
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(reason(&err), "ticket_open");
 
     // Another player's ticket does not exist for them.
-    let err = api
+    let err = w
+        .api
         .get_ticket(guests[1].req(pb::GetTicketRequest {
             name: first.name.clone(),
         }))
@@ -435,7 +400,8 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
     assert_eq!(reason(&err), "ticket_not_found");
-    let err = api
+    let err = w
+        .api
         .cancel_ticket(guests[1].req(pb::CancelTicketRequest {
             request_id: uuid(),
             name: first.name.clone(),
@@ -443,12 +409,16 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
-    let still = wait_ticket(&mut api, &guests[0], &first.name, Duration::ZERO, |_| true).await;
+    let still = wait_ticket(&mut w.api, &guests[0], &first.name, Duration::ZERO, |_| {
+        true
+    })
+    .await;
     assert_eq!(still.state, pb::TicketState::Searching as i32);
 
     // Cancelling twice: the second returns the cancelled ticket.
     for _ in 0..2 {
-        let t = api
+        let t = w
+            .api
             .cancel_ticket(guests[0].req(pb::CancelTicketRequest {
                 request_id: uuid(),
                 name: first.name.clone(),
@@ -462,7 +432,8 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
     }
 
     // The presets come from the rules engine.
-    let presets = api
+    let presets = w
+        .api
         .list_presets(guests[0].req(pb::ListPresetsRequest {}))
         .await
         .unwrap()
@@ -477,6 +448,5 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         okey_rules::Preset::Yudum.rules()
     );
 
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }

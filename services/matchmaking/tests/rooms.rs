@@ -9,9 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Backends, Guest, mm_client, reason, uuid};
-use matchmaking::clock::ManualClock;
-use okey_platform::testing::TestInfra;
+use common::{Guest, World, reason, uuid, wait_room};
 use okey_proto::v1 as pb;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
 use tonic::Code;
@@ -71,19 +69,13 @@ fn members(room: &pb::Room) -> Vec<String> {
 
 #[tokio::test]
 async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[("OKEY_MATCHMAKING__JOIN_ATTEMPTS", "3")]).await else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends
-        .matchmaking(&clock, &[("OKEY_MATCHMAKING__JOIN_ATTEMPTS", "3")])
-        .await;
-    let mut api = mm_client(mm.port).await;
-    let g = backends.guests(6).await;
+    let g = w.guests(6).await;
     let (host, friend, a, b, stranger, guesser) = (&g[0], &g[1], &g[2], &g[3], &g[4], &g[5]);
 
-    let room = create(&mut api, host, "secret-word", false, false).await;
+    let room = create(&mut w.api, host, "secret-word", false, false).await;
     assert_eq!(room.code.len(), 6);
     assert!(room.has_password);
     assert_eq!(room.members.len(), 4, "always four entries");
@@ -93,7 +85,8 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     );
     assert_eq!(room.free_seats, 3);
 
-    let mut watch = api
+    let mut watch = w
+        .api
         .watch_room(host.req(pb::WatchRoomRequest {
             name: room.name.clone(),
         }))
@@ -104,12 +97,12 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     assert_eq!(first.free_seats, 3);
 
     // Wrong password, then the right one, typed in lower case.
-    let err = join(&mut api, friend, &room.code, "guess")
+    let err = join(&mut w.api, friend, &room.code, "guess")
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::PermissionDenied);
     assert_eq!(reason(&err), "wrong_room_password");
-    let joined = join(&mut api, friend, &room.code.to_lowercase(), "secret-word")
+    let joined = join(&mut w.api, friend, &room.code.to_lowercase(), "secret-word")
         .await
         .unwrap();
     assert_eq!(joined.seat, 1);
@@ -121,7 +114,9 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
         }
     };
     assert_eq!(pushed.members[1].player, friend.player);
-    join(&mut api, a, &room.code, "secret-word").await.unwrap();
+    join(&mut w.api, a, &room.code, "secret-word")
+        .await
+        .unwrap();
 
     // Not full and no bots: the start is refused.
     let start = |who: &Guest| {
@@ -130,17 +125,20 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
             name: room.name.clone(),
         })
     };
-    let err = api.start_room(start(host)).await.unwrap_err();
+    let err = w.api.start_room(start(host)).await.unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(reason(&err), "room_not_full");
-    join(&mut api, b, &room.code, "secret-word").await.unwrap();
-    let err = join(&mut api, stranger, &room.code, "secret-word")
+    join(&mut w.api, b, &room.code, "secret-word")
+        .await
+        .unwrap();
+    let err = join(&mut w.api, stranger, &room.code, "secret-word")
         .await
         .unwrap_err();
     assert_eq!(reason(&err), "room_full");
 
     // Only the host seats: the friend goes opposite the host (partners are seats 0 and 2).
-    let err = api
+    let err = w
+        .api
         .set_room_seat(friend.req(pb::SetRoomSeatRequest {
             request_id: uuid(),
             name: room.name.clone(),
@@ -151,7 +149,8 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
         .unwrap_err();
     assert_eq!(err.code(), Code::PermissionDenied);
     assert_eq!(reason(&err), "not_room_host");
-    let seated = api
+    let seated = w
+        .api
         .set_room_seat(host.req(pb::SetRoomSeatRequest {
             request_id: uuid(),
             name: room.name.clone(),
@@ -172,7 +171,8 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     assert_eq!(members(&seated), want);
 
     // A stranger cannot read the room.
-    let err = api
+    let err = w
+        .api
         .get_room(stranger.req(pb::GetRoomRequest {
             name: room.name.clone(),
         }))
@@ -180,9 +180,10 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
         .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
 
-    let err = api.start_room(start(friend)).await.unwrap_err();
+    let err = w.api.start_room(start(friend)).await.unwrap_err();
     assert_eq!(reason(&err), "not_room_host");
-    let started = api
+    let started = w
+        .api
         .start_room(start(host))
         .await
         .unwrap()
@@ -192,7 +193,8 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     assert_eq!(started.state, pb::RoomState::Started as i32);
     assert!(started.table.starts_with("tables/"));
     // A retried start returns the same room and table.
-    let again = api
+    let again = w
+        .api
         .start_room(start(host))
         .await
         .unwrap()
@@ -213,16 +215,7 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     assert!(watch.message().await.unwrap().is_none(), "the stream ends");
 
     // The table: exactly those players in those seats, a private room's.
-    let mut tables = backends.table_client().await;
-    let table = tables
-        .get_table(friend.req(pb::GetTableRequest {
-            name: started.table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let table = w.table(friend, &started.table).await.unwrap();
     let seats: Vec<String> = table
         .seats
         .iter()
@@ -232,13 +225,9 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     assert_eq!(table.origin, pb::TableOrigin::PrivateRoom as i32);
     assert!(table.rules.unwrap().partners.unwrap());
     // A non-member can neither sit nor watch.
-    let err = tables
-        .get_table(stranger.req(pb::GetTableRequest {
-            name: started.table.clone(),
-        }))
-        .await
-        .unwrap_err();
+    let err = w.table(stranger, &started.table).await.unwrap_err();
     assert_eq!(err.code(), Code::PermissionDenied);
+    let mut tables = w.backends.table_client().await;
     let err = tables
         .watch_table(stranger.req(pb::WatchTableRequest {
             table: started.table.clone(),
@@ -258,7 +247,7 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
         .unwrap_err();
     assert_eq!(err.code(), Code::PermissionDenied);
     // Joining a started room.
-    let err = join(&mut api, stranger, &room.code, "secret-word")
+    let err = join(&mut w.api, stranger, &room.code, "secret-word")
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
@@ -266,40 +255,34 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
 
     // Guessing codes is rate-limited per caller.
     for _ in 0..3 {
-        let err = join(&mut api, guesser, "ZZZZZZ", "").await.unwrap_err();
+        let err = join(&mut w.api, guesser, "ZZZZZZ", "").await.unwrap_err();
         assert_eq!(err.code(), Code::NotFound);
         assert_eq!(reason(&err), "room_not_found");
     }
-    let err = join(&mut api, guesser, &room.code, "secret-word")
+    let err = join(&mut w.api, guesser, &room.code, "secret-word")
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::ResourceExhausted);
     assert_eq!(reason(&err), "too_many_attempts");
     assert!(err.get_error_details().retry_info().is_some());
 
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }
 
 #[tokio::test]
 async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_ones() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[("OKEY_MATCHMAKING__ROOM_TTL_SECS", "600")]).await else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends
-        .matchmaking(&clock, &[("OKEY_MATCHMAKING__ROOM_TTL_SECS", "600")])
-        .await;
-    let mut api = mm_client(mm.port).await;
-    let g = backends.guests(4).await;
+    let g = w.guests(4).await;
     let (host, friend, other, looker) = (&g[0], &g[1], &g[2], &g[3]);
 
     // A public room without a password, with bots for free seats.
-    let public = create(&mut api, host, "", true, true).await;
-    let joined = join(&mut api, friend, &public.code, "").await.unwrap();
+    let public = create(&mut w.api, host, "", true, true).await;
+    let joined = join(&mut w.api, friend, &public.code, "").await.unwrap();
     assert_eq!(joined.seat, 1);
-    let lobby = api
+    let lobby = w
+        .api
         .list_rooms(looker.req(pb::ListRoomsRequest {
             page_size: 10,
             page_token: String::new(),
@@ -311,7 +294,8 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
     assert_eq!(lobby.rooms.len(), 1);
     assert_eq!(lobby.rooms[0].name, public.name);
     assert_eq!(lobby.rooms[0].free_seats, 2);
-    let none = api
+    let none = w
+        .api
         .list_rooms(looker.req(pb::ListRoomsRequest {
             page_size: 10,
             page_token: String::new(),
@@ -323,7 +307,8 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
     assert!(none.rooms.is_empty());
 
     // The host removes the friend, who can no longer read it.
-    let after = api
+    let after = w
+        .api
         .remove_room_member(host.req(pb::RemoveRoomMemberRequest {
             request_id: uuid(),
             name: public.name.clone(),
@@ -335,7 +320,8 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
         .room
         .unwrap();
     assert_eq!(after.free_seats, 3);
-    let err = api
+    let err = w
+        .api
         .get_room(friend.req(pb::GetRoomRequest {
             name: public.name.clone(),
         }))
@@ -344,14 +330,16 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
     assert_eq!(err.code(), Code::NotFound);
 
     // The host leaving closes it; the lobby no longer lists it.
-    join(&mut api, other, &public.code, "").await.unwrap();
-    api.leave_room(host.req(pb::LeaveRoomRequest {
-        request_id: uuid(),
-        name: public.name.clone(),
-    }))
-    .await
-    .unwrap();
-    let closed = api
+    join(&mut w.api, other, &public.code, "").await.unwrap();
+    w.api
+        .leave_room(host.req(pb::LeaveRoomRequest {
+            request_id: uuid(),
+            name: public.name.clone(),
+        }))
+        .await
+        .unwrap();
+    let closed = w
+        .api
         .get_room(other.req(pb::GetRoomRequest {
             name: public.name.clone(),
         }))
@@ -361,9 +349,12 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
         .room
         .unwrap();
     assert_eq!(closed.state, pb::RoomState::Closed as i32);
-    let err = join(&mut api, looker, &public.code, "").await.unwrap_err();
+    let err = join(&mut w.api, looker, &public.code, "")
+        .await
+        .unwrap_err();
     assert_eq!(reason(&err), "room_closed");
-    let lobby = api
+    let lobby = w
+        .api
         .list_rooms(looker.req(pb::ListRoomsRequest::default()))
         .await
         .unwrap()
@@ -371,32 +362,21 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
     assert!(lobby.rooms.is_empty());
 
     // An unstarted room closes when its time is up.
-    let lonely = create(&mut api, host, "", false, true).await;
-    clock.advance(Duration::from_secs(601));
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let r = api
-            .get_room(host.req(pb::GetRoomRequest {
-                name: lonely.name.clone(),
-            }))
-            .await
-            .unwrap()
-            .into_inner()
-            .room
-            .unwrap();
-        if r.state == pb::RoomState::Closed as i32 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the room never expired"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let lonely = create(&mut w.api, host, "", false, true).await;
+    w.clock.advance(Duration::from_secs(601));
+    wait_room(
+        &mut w.api,
+        host,
+        &lonely.name,
+        Duration::from_secs(10),
+        |r| r.state == pb::RoomState::Closed as i32,
+    )
+    .await;
 
     // A room with bots starts with free seats: the host and three bots.
-    let with_bots = create(&mut api, host, "", false, true).await;
-    let started = api
+    let with_bots = create(&mut w.api, host, "", false, true).await;
+    let started = w
+        .api
         .start_room(host.req(pb::StartRoomRequest {
             request_id: uuid(),
             name: with_bots.name.clone(),
@@ -407,17 +387,7 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
         .room
         .unwrap();
     assert_eq!(started.members.iter().filter(|m| m.bot).count(), 3);
-    let table = backends
-        .table_client()
-        .await
-        .get_table(host.req(pb::GetTableRequest {
-            name: started.table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let table = w.table(host, &started.table).await.unwrap();
     assert_eq!(
         table
             .seats
@@ -427,20 +397,15 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
         3
     );
 
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }
 
 #[tokio::test]
 async fn members_are_shown_by_the_names_they_signed_in_with_wherever_they_sit() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(mut w) = World::start(&[]).await else {
         return;
     };
-    let backends = Backends::start(&infra).await;
-    let clock = ManualClock::new();
-    let mm = backends.matchmaking(&clock, &[]).await;
-    let mut api = mm_client(mm.port).await;
-    let g = backends.guests_named(&["Ayşe", "Mehmet", "Zeynep"]).await;
+    let g = w.backends.guests_named(&["Ayşe", "Mehmet", "Zeynep"]).await;
     let (host, friend, other) = (&g[0], &g[1], &g[2]);
     let names = |room: &pb::Room| -> Vec<String> {
         room.members
@@ -449,16 +414,17 @@ async fn members_are_shown_by_the_names_they_signed_in_with_wherever_they_sit() 
             .collect()
     };
 
-    let room = create(&mut api, host, "", false, true).await;
+    let room = create(&mut w.api, host, "", false, true).await;
     assert_eq!(names(&room), vec!["Ayşe", "", "", ""]);
-    join(&mut api, friend, &room.code, "").await.unwrap();
-    let joined = join(&mut api, other, &room.code, "").await.unwrap();
+    join(&mut w.api, friend, &room.code, "").await.unwrap();
+    let joined = join(&mut w.api, other, &room.code, "").await.unwrap();
     assert_eq!(
         names(&joined.room.unwrap()),
         vec!["Ayşe", "Mehmet", "Zeynep", ""]
     );
     // A name follows its member to another seat, and nobody is shown by the player id.
-    let moved = api
+    let moved = w
+        .api
         .set_room_seat(host.req(pb::SetRoomSeatRequest {
             request_id: uuid(),
             name: room.name.clone(),
@@ -473,38 +439,26 @@ async fn members_are_shown_by_the_names_they_signed_in_with_wherever_they_sit() 
     assert_eq!(names(&moved), vec!["Ayşe", "Zeynep", "Mehmet", ""]);
     assert_eq!(moved.members[2].player, friend.player);
     // Started with a bot in the free seat: what every member reads says the same.
-    api.start_room(host.req(pb::StartRoomRequest {
-        request_id: uuid(),
-        name: room.name.clone(),
-    }))
-    .await
-    .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let started = loop {
-        let r = api
-            .get_room(other.req(pb::GetRoomRequest {
-                name: room.name.clone(),
-            }))
-            .await
-            .unwrap()
-            .into_inner()
-            .room
-            .unwrap();
-        if r.state == pb::RoomState::Started as i32 {
-            break r;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the room never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    w.api
+        .start_room(host.req(pb::StartRoomRequest {
+            request_id: uuid(),
+            name: room.name.clone(),
+        }))
+        .await
+        .unwrap();
+    let started = wait_room(
+        &mut w.api,
+        other,
+        &room.name,
+        Duration::from_secs(20),
+        |r| r.state == pb::RoomState::Started as i32,
+    )
+    .await;
     assert_eq!(&names(&started)[..3], &["Ayşe", "Zeynep", "Mehmet"]);
     assert!(started.members[3].bot);
     for m in &started.members[..3] {
         assert!(!m.display_name.contains(&m.player[8..]), "{m:?}");
     }
 
-    mm.stop().await;
-    backends.stop().await;
+    w.stop().await;
 }

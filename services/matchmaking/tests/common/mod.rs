@@ -169,6 +169,59 @@ impl Backends {
     }
 }
 
+/// What most tests start from: accounts and table, one matchmaking replica in this process on a
+/// manual clock, and a client of it.
+pub struct World {
+    pub backends: Backends,
+    pub clock: ManualClock,
+    pub mm: InProcess,
+    pub api: MatchmakingServiceClient<Channel>,
+}
+
+impl World {
+    /// Everything started, the replica with `extra` settings; `None` when the infrastructure is
+    /// not up (the test then has nothing to run against; `make test` requires it).
+    pub async fn start(extra: &[(&str, &str)]) -> Option<World> {
+        let infra = TestInfra::from_env()?;
+        let backends = Backends::start(&infra).await;
+        let clock = ManualClock::new();
+        let mm = backends.matchmaking(&clock, extra).await;
+        let api = mm_client(mm.port).await;
+        Some(World {
+            backends,
+            clock,
+            mm,
+            api,
+        })
+    }
+
+    /// `n` new guests, signed in.
+    pub async fn guests(&self, n: usize) -> Vec<Guest> {
+        self.backends.guests(n).await
+    }
+
+    /// The table `name` as `guest` reads it from the table service.
+    pub async fn table(&self, guest: &Guest, name: &str) -> Result<pb::Table, Status> {
+        Ok(self
+            .backends
+            .table_client()
+            .await
+            .get_table(guest.req(pb::GetTableRequest {
+                name: name.to_owned(),
+            }))
+            .await?
+            .into_inner()
+            .table
+            .expect("a table"))
+    }
+
+    /// Stops the replica, then the services behind it.
+    pub async fn stop(self) {
+        self.mm.stop().await;
+        self.backends.stop().await;
+    }
+}
+
 /// A spawned matchmaking process, killed (SIGKILL) when dropped.
 pub struct Replica {
     pub port: u16,
@@ -261,6 +314,33 @@ pub async fn wait_ticket(
             return t;
         }
         assert!(Instant::now() < deadline, "ticket never got there: {t:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Reads the room until `done` says so, within `within`.
+pub async fn wait_room(
+    mm: &mut MatchmakingServiceClient<Channel>,
+    guest: &Guest,
+    name: &str,
+    within: Duration,
+    done: impl Fn(&pb::Room) -> bool,
+) -> pb::Room {
+    let deadline = Instant::now() + within;
+    loop {
+        let r = mm
+            .get_room(guest.req(pb::GetRoomRequest {
+                name: name.to_owned(),
+            }))
+            .await
+            .expect("room")
+            .into_inner()
+            .room
+            .unwrap();
+        if done(&r) {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "room never got there: {r:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
