@@ -5,6 +5,7 @@
 //! Services wire these in `main.rs` and their `startup` module; nothing here knows the game.
 
 pub mod auth;
+pub mod command;
 pub mod decode;
 pub mod dependencies;
 pub mod fields;

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, anyhow, bail};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use okey_platform::command::command_to_proto;
 use okey_proto::v1 as pb;
 use okey_proto::v1::accounts_service_client::AccountsServiceClient;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
@@ -381,41 +382,6 @@ async fn play_seat(
         // Not our turn: wait for the table to move (or re-check after a while).
         let _ = tokio::time::timeout(Duration::from_secs(2), stream.message()).await;
     }
-}
-
-/// An engine command as the table service's wire command (`None` for the server's own timeout).
-fn command_to_proto(command: &okey_rules::Command) -> Option<pb::Command> {
-    use okey_rules::Command;
-    use pb::command::Command as C;
-    let melds = |melds: &[Vec<okey_rules::MeldTile>]| -> Vec<pb::MeldTiles> {
-        melds
-            .iter()
-            .map(|m| pb::MeldTiles {
-                tiles: m.iter().map(ToString::to_string).collect(),
-            })
-            .collect()
-    };
-    let c = match command {
-        Command::Draw => C::Draw(pb::DrawCommand {}),
-        Command::TakeDiscard => C::TakeSideDiscard(pb::TakeSideDiscardCommand {}),
-        Command::ReturnDiscard => C::ReturnSideDiscard(pb::ReturnSideDiscardCommand {}),
-        Command::Open { melds: m } => C::Open(pb::OpenCommand { melds: melds(m) }),
-        Command::Lay { melds: m } => C::Lay(pb::LayCommand { melds: melds(m) }),
-        Command::Add { meld, tiles } => C::Add(pb::AddCommand {
-            meld: *meld as i32,
-            tiles: tiles.iter().map(ToString::to_string).collect(),
-        }),
-        Command::Retrieve { meld, tiles } => C::RetrieveOkey(pb::RetrieveOkeyCommand {
-            meld: *meld as i32,
-            tiles: tiles.iter().map(|t| t.name().to_owned()).collect(),
-        }),
-        Command::Discard { tile } => C::Discard(pb::DiscardCommand {
-            tile: tile.name().to_owned(),
-        }),
-        Command::CallPlayable => C::CallPlayable(pb::CallPlayableCommand {}),
-        Command::Timeout => return None,
-    };
-    Some(pb::Command { command: Some(c) })
 }
 
 /// Follows the match on the guest's update stream and tells it.

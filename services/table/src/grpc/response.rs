@@ -1,11 +1,13 @@
 //! Writing answers: the domain's tables, views, events and messages in their wire form.
 
+/// The one wire form of commands is the platform's (also `okeyctl demo`'s).
+pub use okey_platform::command::command_to_proto;
 use okey_platform::rule_set::rules_to_proto;
 use okey_proto::v1 as pb;
 use okey_rules::meld::Form;
 use okey_rules::view::TakenView;
 use okey_rules::{
-    Command, Event, MeldTile, OpenKind, Outcome as HandOutcome, Seat, SeatView, TableMeld, Tile,
+    Command, Event, OpenKind, Outcome as HandOutcome, Seat, SeatView, TableMeld, Tile,
 };
 use sqlx::types::chrono::{DateTime, Utc};
 use tonic::Status;
@@ -53,45 +55,6 @@ pub(super) fn player_summary(occupant: &str, name: Option<&str>) -> pb::PlayerSu
         avatar_ref: String::new(),
         bot: bot.is_some(),
     }
-}
-
-pub(super) fn meld_tiles(melds: &[Vec<MeldTile>]) -> Vec<pb::MeldTiles> {
-    melds
-        .iter()
-        .map(|m| pb::MeldTiles {
-            tiles: m.iter().map(ToString::to_string).collect(),
-        })
-        .collect()
-}
-
-/// A domain command as a wire command (`None` for the server-only timeout).
-pub fn command_to_proto(command: &Command) -> Option<pb::Command> {
-    use pb::command::Command as C;
-    let c = match command {
-        Command::Draw => C::Draw(pb::DrawCommand {}),
-        Command::TakeDiscard => C::TakeSideDiscard(pb::TakeSideDiscardCommand {}),
-        Command::ReturnDiscard => C::ReturnSideDiscard(pb::ReturnSideDiscardCommand {}),
-        Command::Open { melds } => C::Open(pb::OpenCommand {
-            melds: meld_tiles(melds),
-        }),
-        Command::Lay { melds } => C::Lay(pb::LayCommand {
-            melds: meld_tiles(melds),
-        }),
-        Command::Add { meld, tiles } => C::Add(pb::AddCommand {
-            meld: *meld as i32,
-            tiles: tiles.iter().map(ToString::to_string).collect(),
-        }),
-        Command::Retrieve { meld, tiles } => C::RetrieveOkey(pb::RetrieveOkeyCommand {
-            meld: *meld as i32,
-            tiles: tiles.iter().map(|t| t.name().to_owned()).collect(),
-        }),
-        Command::Discard { tile } => C::Discard(pb::DiscardCommand {
-            tile: tile.name().to_owned(),
-        }),
-        Command::CallPlayable => C::CallPlayable(pb::CallPlayableCommand {}),
-        Command::Timeout => return None,
-    };
-    Some(pb::Command { command: Some(c) })
 }
 
 pub(super) fn origin_to_proto(origin: Origin) -> pb::TableOrigin {
