@@ -632,7 +632,7 @@ pub async fn fetch_public_keys(url: &str, ca_pem: &str) -> Result<PublicKeySet, 
             None => e.to_string(),
         }
     })?;
-    let response = AccountsServiceClient::new(channel)
+    let response = AccountsServiceClient::new(crate::telemetry::traced(channel, url))
         .list_public_keys(ListPublicKeysRequest {})
         .await
         .map_err(|e| format!("{}: {}", e.code(), e.message()))?

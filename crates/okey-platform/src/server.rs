@@ -21,9 +21,8 @@ use tonic_health::server::HealthReporter;
 
 use crate::auth::{AccessTable, AuthLayer, TokenVerifier};
 use crate::dependencies::Dependencies;
-use crate::metrics::GrpcMetricsLayer;
 use crate::settings::ServerSettings;
-use crate::telemetry::GrpcTraceLayer;
+use crate::telemetry::GrpcServerLayer;
 
 /// Why the server could not start or failed while running.
 #[derive(Debug, thiserror::Error)]
@@ -152,12 +151,11 @@ impl ServiceHost {
                 AccessTable::new(&[]),
             )
         });
-        // Every tower layer of every service, in order: the trace span first, so refusals are
-        // traced too, then the error model for requests tonic cannot decode, then
-        // authentication.
+        // Every tower layer of every service, in order: the call's span and duration first, so
+        // refusals are traced and timed too, then the error model for requests tonic cannot
+        // decode, then authentication.
         let layers = tower::ServiceBuilder::new()
-            .layer(GrpcTraceLayer)
-            .layer(GrpcMetricsLayer::default())
+            .layer(GrpcServerLayer::default())
             .map_response(crate::decode::rewrite)
             .layer(auth);
 

@@ -134,6 +134,7 @@ impl ServiceTokens {
             .timeout(Duration::from_secs(5));
         let channel = endpoint.connect().await.map_err(|e| fail(e.to_string()))?;
         let asked = Instant::now();
+        let channel = crate::telemetry::traced(channel, &self.inner.accounts_url);
         let response = AccountsServiceClient::new(channel)
             .issue_service_token(IssueServiceTokenRequest {
                 client_id: self.inner.id.clone(),

@@ -179,27 +179,9 @@ pub struct RedisSettings {
     pub key_prefix: String,
 }
 
-/// Logs and traces.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TelemetrySettings {
-    /// `tracing` filter directives, as in `RUST_LOG` (which wins when set).
-    pub log_filter: String,
-    /// `text` for people, `json` for log collectors.
-    pub log_format: LogFormat,
-    /// OTLP/gRPC collector endpoint (`http://host:4317`); empty exports no traces.
-    pub otlp_endpoint: String,
-}
-
-/// How log lines are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    /// One human-readable line per event.
-    Text,
-    /// One JSON object per event.
-    Json,
-}
+/// Logs and traces (the `[telemetry]` section), defined by `okey-telemetry`, which `okeyctl`
+/// shares.
+pub use okey_telemetry::{LogFormat, TelemetrySettings};
 
 /// Access-token checks (the accounts service issues the tokens).
 #[derive(Debug, Clone, Deserialize)]

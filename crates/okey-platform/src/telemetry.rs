@@ -1,215 +1,24 @@
-//! Logs, traces and metrics: a `tracing` subscriber, OpenTelemetry export of spans and metrics
-//! over OTLP when an endpoint is set, and W3C trace context carried in gRPC metadata and NATS
-//! headers so one move is one trace across services. Instruments (the `metrics` module) record
-//! through the global meter provider, a no-op when no endpoint is set.
+//! Logs, traces and metrics of a service: `okey-telemetry` (the subscriber, OTLP export, the gRPC
+//! server and client spans, W3C trace context over gRPC), re-exported here, plus the messaging
+//! side over NATS JetStream in OpenTelemetry's messaging conventions: the PRODUCER span of each
+//! publish (its context goes in the message's headers), the CONSUMER span that processes a
+//! received message as a child of it, and a consumer's lag as metrics.
 
-use std::collections::HashMap;
-use std::task::{Context as TaskContext, Poll};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
+use opentelemetry::Context;
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry::{Context, global};
-use opentelemetry_otlp::WithExportConfig;
-use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry::trace::Status;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
 
-use crate::settings::{LogFormat, TelemetrySettings};
-
-/// Why telemetry could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum TelemetryError {
-    /// The log filter does not parse.
-    #[error("invalid setting `telemetry.log_filter`: {0}")]
-    Filter(String),
-    /// The OTLP exporter could not be built.
-    #[error("cannot build the OTLP exporter for `telemetry.otlp_endpoint`: {0}")]
-    Exporter(String),
-}
-
-/// Keeps the trace exporter alive; dropping it flushes the spans still buffered.
-#[must_use = "dropping the guard stops trace export"]
-pub struct Telemetry {
-    provider: Option<SdkTracerProvider>,
-    meters: Option<SdkMeterProvider>,
-}
-
-impl Drop for Telemetry {
-    fn drop(&mut self) {
-        // Nothing useful to do with an export error while exiting.
-        if let Some(provider) = self.provider.take() {
-            let _ = provider.shutdown();
-        }
-        if let Some(meters) = self.meters.take() {
-            let _ = meters.shutdown();
-        }
-    }
-}
-
-/// Installs the global subscriber and the W3C trace-context propagator. Traces are exported only
-/// when `otlp_endpoint` is set. `RUST_LOG`, when set, replaces `log_filter`. Calling it again (as
-/// tests do) leaves the first subscriber in place.
-pub fn init(service: &str, settings: &TelemetrySettings) -> Result<Telemetry, TelemetryError> {
-    global::set_text_map_propagator(TraceContextPropagator::new());
-
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(directives) if !directives.is_empty() => EnvFilter::try_new(directives),
-        _ => EnvFilter::try_new(&settings.log_filter),
-    }
-    .map_err(|e| TelemetryError::Filter(e.to_string()))?;
-
-    let fmt = match settings.log_format {
-        LogFormat::Text => tracing_subscriber::fmt::layer()
-            .with_target(false)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-            .boxed(),
-        LogFormat::Json => tracing_subscriber::fmt::layer().json().boxed(),
-    };
-
-    let (provider, meters, otel) = if settings.otlp_endpoint.is_empty() {
-        (None, None, None)
-    } else {
-        let resource = opentelemetry_sdk::Resource::builder()
-            .with_service_name(format!("okey-{service}"))
-            .build();
-        let metric_exporter = opentelemetry_otlp::MetricExporter::builder()
-            .with_tonic()
-            .with_endpoint(settings.otlp_endpoint.clone())
-            .build()
-            .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
-        let meters = SdkMeterProvider::builder()
-            .with_periodic_exporter(metric_exporter)
-            .with_resource(resource.clone())
-            .build();
-        global::set_meter_provider(meters.clone());
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_tonic()
-            .with_endpoint(settings.otlp_endpoint.clone())
-            .build()
-            .map_err(|e| TelemetryError::Exporter(e.to_string()))?;
-        let provider = SdkTracerProvider::builder()
-            .with_batch_exporter(exporter)
-            .with_resource(resource)
-            .build();
-        let tracer = provider.tracer(format!("okey-{service}"));
-        global::set_tracer_provider(provider.clone());
-        let layer = tracing_opentelemetry::layer().with_tracer(tracer);
-        (Some(provider), Some(meters), Some(layer))
-    };
-
-    // `try_init` fails only when a subscriber is already installed (tests start several apps).
-    let _ = tracing_subscriber::registry()
-        .with(filter)
-        .with(fmt)
-        .with(otel)
-        .try_init();
-    Ok(Telemetry { provider, meters })
-}
-
-/// The OpenTelemetry context of the current `tracing` span.
-pub fn current_context() -> Context {
-    tracing::Span::current().context()
-}
-
-// ---- gRPC metadata -------------------------------------------------------------------------
-
-struct HeaderExtractor<'a>(&'a http::HeaderMap);
-
-impl Extractor for HeaderExtractor<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(|v| v.to_str().ok())
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(|k| k.as_str()).collect()
-    }
-}
-
-struct MetadataInjector<'a>(&'a mut tonic::metadata::MetadataMap);
-
-impl Injector for MetadataInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        if let (Ok(key), Ok(value)) = (
-            tonic::metadata::MetadataKey::from_bytes(key.as_bytes()),
-            tonic::metadata::MetadataValue::try_from(value.as_str()),
-        ) {
-            self.0.insert(key, value);
-        }
-    }
-}
-
-/// Reads the W3C trace context (`traceparent`, `tracestate`) from HTTP/2 headers.
-pub fn context_from_http_headers(headers: &http::HeaderMap) -> Context {
-    TraceContextPropagator::new().extract(&HeaderExtractor(headers))
-}
-
-/// Writes `cx` as W3C trace context into outgoing gRPC metadata.
-pub fn inject_into_metadata(cx: &Context, metadata: &mut tonic::metadata::MetadataMap) {
-    TraceContextPropagator::new().inject_context(cx, &mut MetadataInjector(metadata));
-}
-
-/// A tonic client interceptor that carries the current span's trace context to the server:
-/// `FooServiceClient::with_interceptor(channel, okey_platform::telemetry::propagate_trace_context)`.
-pub fn propagate_trace_context<T>(
-    mut request: tonic::Request<T>,
-) -> Result<tonic::Request<T>, tonic::Status> {
-    inject_into_metadata(&current_context(), request.metadata_mut());
-    Ok(request)
-}
-
-/// Tower layer that opens one span per gRPC call, as a child of the caller's trace context.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GrpcTraceLayer;
-
-impl<S> tower::Layer<S> for GrpcTraceLayer {
-    type Service = GrpcTrace<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        GrpcTrace { inner }
-    }
-}
-
-/// The service made by [`GrpcTraceLayer`].
-#[derive(Debug, Clone)]
-pub struct GrpcTrace<S> {
-    inner: S,
-}
-
-impl<S, B> tower::Service<http::Request<B>> for GrpcTrace<S>
-where
-    S: tower::Service<http::Request<B>>,
-    S::Future: Send + 'static,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send + 'static>,
-    >;
-
-    fn poll_ready(&mut self, cx: &mut TaskContext<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let span = tracing::info_span!(
-            "grpc",
-            otel.kind = "server",
-            rpc.method = %request.uri().path(),
-        );
-        // A malformed or absent traceparent just starts a new trace.
-        let _ = span.set_parent(context_from_http_headers(request.headers()));
-        let future = {
-            let _entered = span.enter();
-            self.inner.call(request)
-        };
-        Box::pin(future.instrument(span))
-    }
-}
+pub use okey_telemetry::{
+    Export, GrpcServerLayer, Telemetry, TelemetryError, TracedChannel, context_as_map,
+    context_from_http_headers, context_from_map, current_context, current_context_as_map, init,
+    init_with, inject_into_metadata, traced,
+};
 
 // ---- NATS headers --------------------------------------------------------------------------
 
@@ -238,31 +47,159 @@ pub fn inject_into_nats_headers(cx: &Context, headers: &mut async_nats::HeaderMa
     TraceContextPropagator::new().inject_context(cx, &mut NatsInjector(headers));
 }
 
-/// Headers carrying the current span's trace context, to publish a message with.
-pub fn nats_headers_for_current_span() -> async_nats::HeaderMap {
-    let mut headers = async_nats::HeaderMap::new();
-    inject_into_nats_headers(&current_context(), &mut headers);
-    headers
-}
-
-/// Reads the W3C trace context from a received NATS message's headers; a consumer makes it the
-/// parent of the span that handles the message.
+/// Reads the W3C trace context from a received NATS message's headers (empty when it carries
+/// none).
 pub fn context_from_nats_headers(headers: &async_nats::HeaderMap) -> Context {
     TraceContextPropagator::new().extract(&NatsExtractor(headers))
 }
 
-/// The trace context as plain key/value pairs (for an event's stored metadata).
-pub fn context_as_map(cx: &Context) -> HashMap<String, String> {
-    let mut map = HashMap::new();
-    TraceContextPropagator::new().inject_context(cx, &mut map);
-    map
+// ---- Messaging spans -----------------------------------------------------------------------
+
+/// The PRODUCER span of one JetStream publish to `subject` (`template`: the subject with its
+/// variable parts named, `okey.table.{table}.events`, which names the span), message id
+/// `message_id`, a child of `parent` (the context the event was appended under; an empty one
+/// makes it a trace of its own). Keep it until the publish is acknowledged, and put its context
+/// in the message's headers ([`inject_into_nats_headers`] with `span.context()`) so each
+/// consumer's span is its child.
+pub fn publish_span(
+    subject: &str,
+    template: &str,
+    message_id: &str,
+    parent: &Context,
+) -> tracing::Span {
+    let span = tracing::info_span!(
+        "nats publish",
+        otel.name = %format!("publish {template}"),
+        otel.kind = "producer",
+        messaging.system = "nats",
+        messaging.operation.name = "publish",
+        messaging.operation.type = "send",
+        messaging.destination.name = %subject,
+        messaging.destination.template = %template,
+        messaging.message.id = %message_id,
+    );
+    let _ = span.set_parent(parent.clone());
+    span
+}
+
+/// The CONSUMER span in which `consumer` (the durable consumer's name) processes one received
+/// JetStream message: a child of the span that published it (the trace context in the
+/// message's headers), or a trace of its own when it carries none. Instrument the processing
+/// with it; [`record_error`] marks a message that could not be processed.
+pub fn process_span(message: &async_nats::jetstream::Message, consumer: &str) -> tracing::Span {
+    let header = |name: &str| {
+        message
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(name))
+            .map(|v| v.as_str().to_owned())
+    };
+    let span = tracing::info_span!(
+        "nats process",
+        otel.name = %format!("process {consumer}"),
+        otel.kind = "consumer",
+        messaging.system = "nats",
+        messaging.operation.name = "process",
+        messaging.operation.type = "process",
+        messaging.destination.name = %message.subject,
+        messaging.destination.subscription.name = %consumer,
+        messaging.consumer.group.name = %consumer,
+    );
+    if let Some(id) = header("Nats-Msg-Id") {
+        span.set_attribute("messaging.message.id", id);
+    }
+    if let Ok(info) = message.info() {
+        span.set_attribute(
+            "messaging.nats.stream.sequence",
+            info.stream_sequence as i64,
+        );
+        span.set_attribute("messaging.message.delivery_count", info.delivered);
+    }
+    if let Some(headers) = &message.headers {
+        let _ = span.set_parent(context_from_nats_headers(headers));
+    }
+    span
+}
+
+/// The OpenTelemetry context of `span` (to put in a message's headers).
+pub fn context_of(span: &tracing::Span) -> Context {
+    span.context()
+}
+
+/// Links `span` to `other` (work `other` did that `span` is part of without being its child,
+/// such as a sweep republishing an event appended long before).
+pub fn link(span: &tracing::Span, other: &tracing::Span) {
+    use opentelemetry::trace::TraceContextExt as _;
+    span.add_link(other.context().span().span_context().clone());
+}
+
+/// Marks `span` failed: error status with `description`, and `error.type` (a short, stable
+/// name of what failed, such as `database`).
+pub fn record_error(span: &tracing::Span, error_type: &str, description: impl std::fmt::Display) {
+    span.set_attribute("error.type", error_type.to_owned());
+    span.set_status(Status::error(description.to_string()));
+}
+
+// ---- Consumer lag --------------------------------------------------------------------------
+
+/// How far a JetStream consumer is behind: `{name}.lag.events` (messages not delivered to it
+/// yet) and `{name}.lag.seconds` (from the last event's commit to its processing), as gauges
+/// read at each metric export.
+#[derive(Clone, Debug)]
+pub struct ConsumerLag {
+    events: Arc<AtomicU64>,
+    millis: Arc<AtomicU64>,
+}
+
+impl ConsumerLag {
+    /// Registers the two gauges `{name}.lag.events` and `{name}.lag.seconds` (`name` such as
+    /// `okey.accounts.statistics`).
+    pub fn new(name: &str) -> ConsumerLag {
+        let lag = ConsumerLag {
+            events: Arc::default(),
+            millis: Arc::default(),
+        };
+        let meter = crate::metrics::meter();
+        let events = lag.events.clone();
+        meter
+            .u64_observable_gauge(format!("{name}.lag.events"))
+            .with_description("Messages in the stream not yet delivered to this consumer")
+            .with_callback(move |o| o.observe(events.load(Ordering::Relaxed), &[]))
+            .build();
+        let millis = lag.millis.clone();
+        meter
+            .f64_observable_gauge(format!("{name}.lag.seconds"))
+            .with_description("From the last processed event's commit to its processing")
+            .with_unit("s")
+            .with_callback(move |o| o.observe(millis.load(Ordering::Relaxed) as f64 / 1e3, &[]))
+            .build();
+        lag
+    }
+
+    /// After a message: `pending` (its delivery info's count of messages still to come) and how
+    /// long after its event's commit it was processed.
+    pub fn observe(&self, pending: u64, behind: Duration) {
+        self.events.store(pending, Ordering::Relaxed);
+        self.millis.store(
+            behind.as_millis().min(u128::from(u64::MAX)) as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Messages not delivered yet, as last observed.
+    pub fn events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use opentelemetry::trace::{
-        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+        SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
+        TracerProvider as _,
     };
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+    use tracing_subscriber::layer::SubscriberExt;
 
     use super::*;
 
@@ -278,22 +215,6 @@ mod tests {
     }
 
     #[test]
-    fn trace_context_survives_grpc_metadata() {
-        let mut metadata = tonic::metadata::MetadataMap::new();
-        inject_into_metadata(&remote_context(), &mut metadata);
-        let headers = metadata.into_headers();
-        assert_eq!(
-            headers.get("traceparent").unwrap(),
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-        );
-        let back = context_from_http_headers(&headers);
-        assert_eq!(
-            back.span().span_context().trace_id(),
-            remote_context().span().span_context().trace_id()
-        );
-    }
-
-    #[test]
     fn trace_context_survives_nats_headers() {
         let mut headers = async_nats::HeaderMap::new();
         inject_into_nats_headers(&remote_context(), &mut headers);
@@ -303,11 +224,55 @@ mod tests {
             SpanId::from_hex("00f067aa0ba902b7").unwrap()
         );
         assert!(back.span().span_context().is_sampled());
+        let none = context_from_nats_headers(&async_nats::HeaderMap::new());
+        assert!(!none.span().span_context().is_valid());
     }
 
     #[test]
-    fn no_headers_means_no_parent() {
-        let back = context_from_nats_headers(&async_nats::HeaderMap::new());
-        assert!(!back.span().span_context().is_valid());
+    fn a_publish_span_is_a_producer_child_of_the_append_and_names_its_destination() {
+        let spans = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(spans.clone())
+            .build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        tracing::subscriber::with_default(subscriber, || {
+            let span = publish_span(
+                "okey.table.t1.events",
+                "okey.table.{table}.events",
+                "e1",
+                &remote_context(),
+            );
+            let mut headers = async_nats::HeaderMap::new();
+            inject_into_nats_headers(&span.context(), &mut headers);
+            let sent = context_from_nats_headers(&headers);
+            assert_eq!(
+                sent.span().span_context().span_id(),
+                span.context().span().span_context().span_id(),
+                "the message carries the publish span"
+            );
+            record_error(&span, "jetstream", "no ack");
+        });
+        let finished = spans.get_finished_spans().unwrap();
+        let [span] = finished.as_slice() else {
+            panic!("one span: {finished:?}");
+        };
+        assert_eq!(span.name, "publish okey.table.{table}.events");
+        assert_eq!(span.span_kind, SpanKind::Producer);
+        assert_eq!(span.parent_span_id.to_string(), "00f067aa0ba902b7");
+        let attr = |k: &str| {
+            span.attributes
+                .iter()
+                .find(|kv| kv.key.as_str() == k)
+                .map(|kv| kv.value.to_string())
+        };
+        assert_eq!(attr("messaging.system").as_deref(), Some("nats"));
+        assert_eq!(
+            attr("messaging.destination.name").as_deref(),
+            Some("okey.table.t1.events")
+        );
+        assert_eq!(attr("messaging.message.id").as_deref(), Some("e1"));
+        assert_eq!(attr("error.type").as_deref(), Some("jetstream"));
+        assert!(matches!(span.status, Status::Error { .. }));
     }
 }

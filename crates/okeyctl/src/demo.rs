@@ -28,8 +28,9 @@ use okey_proto::v1 as pb;
 use okey_proto::v1::accounts_service_client::AccountsServiceClient;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
 use okey_proto::v1::table_service_client::TableServiceClient;
+use okey_telemetry::{TracedChannel, traced};
 use pb::table_event::Event as Ev;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Endpoint;
 use tonic::{Code, Request, Status};
 
 /// The player id the operator token names; tables it creates are created by `players/okeyctl-demo`.
@@ -189,8 +190,8 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
 
 /// A table of four bots, created with an operator token minted from the local signing key.
 async fn operator_table(
-    accounts: &mut AccountsServiceClient<Channel>,
-    tables: &mut TableServiceClient<Channel>,
+    accounts: &mut AccountsServiceClient<TracedChannel>,
+    tables: &mut TableServiceClient<TracedChannel>,
     demo: &Demo,
     out: &mut dyn Write,
 ) -> Result<pb::Table> {
@@ -229,7 +230,7 @@ async fn quick_play(
     url: &str,
     guest_token: &str,
     demo: &Demo,
-    tables: &mut TableServiceClient<Channel>,
+    tables: &mut TableServiceClient<TracedChannel>,
     out: &mut dyn Write,
 ) -> Result<(pb::Table, i32)> {
     let mut mm = MatchmakingServiceClient::new(connect("matchmaking", url).await?);
@@ -315,7 +316,7 @@ async fn quick_play(
 /// The guest plays its seat: whenever it is the seat's turn, a strong bot decides from the guest's
 /// own seat view and the guest submits the command. Ends with the match.
 async fn play_seat(
-    tables: &mut TableServiceClient<Channel>,
+    tables: &mut TableServiceClient<TracedChannel>,
     token: &str,
     table: &str,
     seat: i32,
@@ -388,8 +389,8 @@ async fn play_seat(
 #[allow(clippy::too_many_arguments)]
 async fn follow_table(
     demo: &Demo,
-    accounts: &mut AccountsServiceClient<Channel>,
-    tables: &mut TableServiceClient<Channel>,
+    accounts: &mut AccountsServiceClient<TracedChannel>,
+    tables: &mut TableServiceClient<TracedChannel>,
     guest: &str,
     mut guest_token: String,
     created: pb::Table,
@@ -858,7 +859,7 @@ fn host_port(url: &str) -> &str {
 
 /// Signs the demo's guest in; returns its name and access token.
 async fn sign_in_guest(
-    accounts: &mut AccountsServiceClient<Channel>,
+    accounts: &mut AccountsServiceClient<TracedChannel>,
     url: &str,
 ) -> Result<(String, String, String)> {
     let answer = accounts
@@ -896,7 +897,7 @@ async fn sign_in_guest(
 /// An admin token signed with the key in `demo.signing_key`, under the `kid` accounts publishes
 /// for it, with accounts' issuer and audience.
 async fn operator_token(
-    accounts: &mut AccountsServiceClient<Channel>,
+    accounts: &mut AccountsServiceClient<TracedChannel>,
     demo: &Demo,
 ) -> Result<String> {
     let published = accounts
@@ -975,17 +976,20 @@ fn authorized<T>(message: T, token: &str) -> Request<T> {
     request
 }
 
-async fn connect(service: &str, url: &str) -> Result<Channel> {
+/// A channel to `service` at `url` whose every call is a client span (exported when
+/// `okeyctl demo` runs with `OKEY_TELEMETRY__OTLP_ENDPOINT`) carrying its `traceparent`.
+async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
     let endpoint = Endpoint::from_shared(url.to_owned())
         .map_err(|_| anyhow!("`{url}` is not a URL (for example http://127.0.0.1:50053)"))?
         .connect_timeout(Duration::from_secs(3))
         .timeout(Duration::from_secs(30));
-    endpoint.connect().await.map_err(|e| {
+    let channel = endpoint.connect().await.map_err(|e| {
         anyhow!(
             "the {service} service at {} is not answering ({e}): run `make run` first",
             host_port(url)
         )
-    })
+    })?;
+    Ok(traced(channel, url))
 }
 
 /// A refused call, said so a person knows what to do.

@@ -218,6 +218,28 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime starts")
 }
 
+/// With `OKEY_TELEMETRY__OTLP_ENDPOINT` set (as for the services), the demo's calls are client
+/// spans sent there: each call starts the trace the services continue. No log lines: the
+/// demo's output is its story.
+fn demo_telemetry() -> Option<okey_telemetry::Telemetry> {
+    let endpoint = std::env::var("OKEY_TELEMETRY__OTLP_ENDPOINT").unwrap_or_default();
+    if endpoint.is_empty() {
+        return None;
+    }
+    let settings = okey_telemetry::TelemetrySettings {
+        log_filter: "off".into(),
+        log_format: okey_telemetry::LogFormat::Text,
+        otlp_endpoint: endpoint,
+    };
+    match okey_telemetry::init("okeyctl", env!("CARGO_PKG_VERSION"), &settings) {
+        Ok(telemetry) => Some(telemetry),
+        Err(e) => {
+            eprintln!("okeyctl demo: no traces: {e}");
+            None
+        }
+    }
+}
+
 /// Plays the demo; exits 1 with the reason when something on the way failed.
 fn demo(args: DemoArgs) -> ExitCode {
     let demo = okeyctl::demo::Demo {
@@ -234,7 +256,16 @@ fn demo(args: DemoArgs) -> ExitCode {
         grpcurl: args.grpcurl,
     };
     let mut out = std::io::stdout();
-    match runtime().block_on(okeyctl::demo::run(&demo, &mut out)) {
+    let played = runtime().block_on(async {
+        let telemetry = demo_telemetry();
+        let played = okeyctl::demo::run(&demo, &mut out).await;
+        if let Some(telemetry) = telemetry {
+            // Flushing waits for the export, which this (one-thread) runtime drives.
+            let _ = tokio::task::spawn_blocking(move || drop(telemetry)).await;
+        }
+        played
+    });
+    match played {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("okeyctl demo: {e:#}");

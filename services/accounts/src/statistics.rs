@@ -23,10 +23,12 @@ use std::time::Duration;
 use async_nats::jetstream;
 use futures_util::StreamExt;
 use okey_platform::table_events::{self, Durable};
+use okey_platform::telemetry::{self, ConsumerLag};
 use okey_rules::{Event, HandEnd, OpenKind, Outcome};
 use okey_table::{Published, Shown, TableEvent as Stored};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
+use tracing::Instrument;
 use uuid::Uuid;
 
 /// The durable consumer's name.
@@ -118,6 +120,19 @@ impl TableEvent {
             },
         })
     }
+}
+
+/// How long after its commit at the table an event is read here (the envelope's `time`).
+fn since_commit(payload: &[u8]) -> Duration {
+    Published::decode(payload)
+        .ok()
+        .and_then(|p| chrono::DateTime::parse_from_rfc3339(&p.time).ok())
+        .and_then(|t| {
+            (chrono::Utc::now() - t.with_timezone(&chrono::Utc))
+                .to_std()
+                .ok()
+        })
+        .unwrap_or_default()
 }
 
 /// What is known about the hand in progress at one table.
@@ -347,8 +362,9 @@ fn js_err(e: impl std::fmt::Display) -> StatisticsError {
 /// Consumes table events into statistics until the task is aborted. Failures are logged and
 /// retried with a pause; the events wait in JetStream meanwhile.
 pub async fn run(jetstream: jetstream::Context, pool: PgPool, prefix: String) {
+    let lag = ConsumerLag::new("okey.accounts.statistics");
     loop {
-        if let Err(error) = consume(&jetstream, &pool, &prefix).await {
+        if let Err(error) = consume(&jetstream, &pool, &prefix, &lag).await {
             tracing::warn!(%error, "statistics consumer stopped; restarting");
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -359,6 +375,7 @@ async fn consume(
     jetstream: &jetstream::Context,
     pool: &PgPool,
     prefix: &str,
+    lag: &ConsumerLag,
 ) -> Result<(), StatisticsError> {
     let subject = table_events::public_subject(prefix);
     let stream = table_events::stream(jetstream, &subject)
@@ -380,6 +397,11 @@ async fn consume(
     tracing::info!(%subject, "statistics consumer running");
     while let Some(message) = messages.next().await {
         let message = message.map_err(js_err)?;
+        // Processed in a CONSUMER span, a child of the table's publish span.
+        let span = telemetry::process_span(&message, CONSUMER);
+        if let Ok(info) = message.info() {
+            lag.observe(info.pending, since_commit(&message.payload));
+        }
         let headers = message.headers.as_ref();
         let event_id = headers
             .and_then(|h| h.get("Nats-Msg-Id"))
@@ -392,11 +414,15 @@ async fn consume(
             .unwrap_or_default()
             .to_owned();
         match (event_id, TableEvent::parse(&message.payload)) {
-            (Some(event_id), Some(event)) => match apply(pool, &event_id, &table, &event).await {
+            (Some(event_id), Some(event)) => match apply(pool, &event_id, &table, &event)
+                .instrument(span.clone())
+                .await
+            {
                 Ok(counted) => {
                     tracing::debug!(%event_id, %table, counted, "table event handled");
                 }
                 Err(error) => {
+                    telemetry::record_error(&span, "database", &error);
                     tracing::warn!(%event_id, %error, "table event not counted yet; retrying");
                     let _ = message
                         .ack_with(jetstream::AckKind::Nak(Some(Duration::from_millis(500))))

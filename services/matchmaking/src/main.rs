@@ -7,7 +7,11 @@ use okey_platform::{ServiceKind, Settings, shutdown_signal, telemetry};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let settings = Settings::load(ServiceKind::Matchmaking)?;
-    let _telemetry = telemetry::init(ServiceKind::Matchmaking.name(), &settings.telemetry)?;
+    let _telemetry = telemetry::init(
+        ServiceKind::Matchmaking.name(),
+        env!("CARGO_PKG_VERSION"),
+        &settings.telemetry,
+    )?;
     let application = Application::build(&settings).await?;
     application.run_until_stopped(shutdown_signal()).await?;
     Ok(())

@@ -9,10 +9,10 @@
 use std::time::Duration;
 
 use okey_platform::service_token::ServiceTokens;
+use okey_platform::telemetry::{TracedChannel, traced};
 use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_client::TableServiceClient;
 use tonic::Code;
-use tonic::transport::Channel;
 
 use crate::domain::Occupant;
 use crate::store::{Claim, ClaimOrigin};
@@ -32,7 +32,7 @@ pub enum CreateError {
 /// A client of the table service.
 #[derive(Clone)]
 pub struct Tables {
-    client: TableServiceClient<Channel>,
+    client: TableServiceClient<TracedChannel>,
     tokens: ServiceTokens,
 }
 
@@ -45,7 +45,7 @@ impl Tables {
             .timeout(Duration::from_secs(10))
             .connect_lazy();
         Ok(Tables {
-            client: TableServiceClient::new(channel),
+            client: TableServiceClient::new(traced(channel, url)),
             tokens,
         })
     }

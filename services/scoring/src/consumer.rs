@@ -33,6 +33,7 @@ use async_nats::jetstream::{self, consumer::pull, stream};
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use okey_platform::table_events::{self, Durable};
+use okey_platform::telemetry;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Counter;
 use sqlx::PgPool;
@@ -205,6 +206,9 @@ struct Received {
     sequence: u64,
     pending: u64,
     read: Result<Incoming, String>,
+    /// Its CONSUMER span (a child of the table's publish span), from delivery to settling; the
+    /// rebuild makes none.
+    span: tracing::Span,
 }
 
 impl Received {
@@ -221,7 +225,14 @@ impl Received {
             sequence,
             pending,
             read,
+            span: tracing::Span::none(),
         })
+    }
+
+    /// Traced: processed in a span of its own in the trace of the move that made it.
+    fn traced(mut self) -> Received {
+        self.span = telemetry::process_span(&self.message, CONSUMER);
+        self
     }
 
     fn header(&self, name: &str) -> Option<&str> {
@@ -288,7 +299,7 @@ async fn consume(
     while let Some(batch) = batches.next().await {
         let mut received = Vec::with_capacity(batch.len());
         for message in batch {
-            received.push(Received::new(message.map_err(js_err)?)?);
+            received.push(Received::new(message.map_err(js_err)?)?.traced());
         }
         let items: Vec<Item<'_>> = received.iter().map(Received::item).collect();
         let handled = match store::apply_batch(pool, &items).await {
@@ -329,6 +340,7 @@ async fn settle(
         let handled = match result {
             Ok(mut handled) => handled.pop(),
             Err(error) => {
+                telemetry::record_error(&message.span, "database", &error);
                 tracing::warn!(
                     sequence = message.sequence,
                     %error,
@@ -343,6 +355,7 @@ async fn settle(
         };
         match (&message.read, handled) {
             (Err(reason), Some(Handled::Poison(waiting))) => {
+                telemetry::record_error(&message.span, "unreadable", reason);
                 metrics.poisoned.add(1, &[]);
                 tracing::error!(
                     sequence = message.sequence,

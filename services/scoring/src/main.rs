@@ -13,7 +13,11 @@ async fn main() -> anyhow::Result<()> {
         Some(other) => anyhow::bail!("unknown argument {other:?} (the one argument is --rebuild)"),
     };
     let settings = Settings::load(ServiceKind::Scoring)?;
-    let _telemetry = telemetry::init(ServiceKind::Scoring.name(), &settings.telemetry)?;
+    let _telemetry = telemetry::init(
+        ServiceKind::Scoring.name(),
+        env!("CARGO_PKG_VERSION"),
+        &settings.telemetry,
+    )?;
     if rebuild {
         let done = Application::rebuild(&settings).await?;
         println!(

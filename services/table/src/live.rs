@@ -10,6 +10,7 @@ use std::time::Duration;
 use okey_rules::Command;
 use sqlx::types::Uuid;
 use tokio::sync::{Notify, mpsc};
+use tracing::Instrument;
 
 use crate::deadlines::{Appended, Deadlines, Due, DueKind, next_due};
 use crate::domain::{Table, TableError, TableEvent, server_command};
@@ -96,6 +97,30 @@ impl Live {
             Err(e) => tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline"),
         }
         Ok(())
+    }
+
+    /// The root span of the server's play of one due thing (a trace of its own, like a
+    /// person's call): `table bot move` or `table timeout`, with the table and the seat.
+    fn due_span(due: &Due) -> tracing::Span {
+        match due.kind {
+            DueKind::Turn { hand, turn } => tracing::info_span!(
+                parent: None,
+                "table timeout",
+                otel.name = "table timeout",
+                okey.table.id = %due.table,
+                okey.seat = due.seat,
+                okey.hand = hand,
+                okey.turn = turn,
+            ),
+            DueKind::Bot { version } => tracing::info_span!(
+                parent: None,
+                "table bot move",
+                otel.name = "table bot move",
+                okey.table.id = %due.table,
+                okey.seat = due.seat,
+                okey.table.version = version,
+            ),
+        }
     }
 
     /// Acts on one claimed due thing through the command path.
@@ -226,7 +251,10 @@ impl Live {
                         for due in claimed {
                             let live = live.clone();
                             let tables = tables.clone();
-                            tokio::spawn(async move { live.act(&tables, due).await });
+                            let span = Live::due_span(&due);
+                            tokio::spawn(
+                                async move { live.act(&tables, due).await }.instrument(span),
+                            );
                         }
                     }
                 }
@@ -237,7 +265,13 @@ impl Live {
             async move {
                 let every = Duration::from_millis(live.settings.reconcile_interval_ms);
                 loop {
-                    live.reconcile(&tables).await;
+                    // Each pass is a trace of its own; the tables it rebuilt are its events.
+                    let span = tracing::info_span!(
+                        parent: None,
+                        "table reconcile",
+                        otel.name = "table reconcile",
+                    );
+                    live.reconcile(&tables).instrument(span).await;
                     tokio::time::sleep(every).await;
                 }
             }

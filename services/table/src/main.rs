@@ -13,7 +13,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let settings = Settings::load(ServiceKind::Table)?;
-    let _telemetry = telemetry::init(ServiceKind::Table.name(), &settings.telemetry)?;
+    let _telemetry = telemetry::init(
+        ServiceKind::Table.name(),
+        env!("CARGO_PKG_VERSION"),
+        &settings.telemetry,
+    )?;
     let application = Application::build(&settings).await?;
     application.run_until_stopped(shutdown_signal()).await?;
     Ok(())

@@ -31,7 +31,13 @@
 //!   draws. Message id: `{event id}.seat.{n}`.
 //!
 //! Each message is JSON ([`Published`]) with headers `Nats-Msg-Id`, `Okey-Table`,
-//! `Okey-Version`, `Okey-Event-Type` and the W3C trace context of the command that caused it.
+//! `Okey-Version`, `Okey-Event-Type` and the W3C trace context of its publish span.
+//!
+//! Traces: every message is published in a PRODUCER span (`publish {subject template}`, until
+//! its ack), a child of the span that appended the event (its context is stored in the event's
+//! metadata), so the consumers' spans, children of the publish span, join the trace of the call
+//! or the server play that made the event. A sweep that finds rows left behind is a root span
+//! of its own (`outbox sweep`), which each publish span it makes links to.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -39,9 +45,11 @@ use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::jetstream::{self, stream};
+use okey_platform::telemetry;
 use sqlx::types::Uuid;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use crate::domain::{Published, Seed, Shown, show};
 use crate::store::{Recorded, Store};
@@ -56,12 +64,17 @@ pub trait Sighted: Send + Sync {
 #[derive(Clone, Debug)]
 pub struct Subjects {
     prefix: String,
+    /// The subjects with their variable parts named, as publish spans are named.
+    public_template: String,
+    seat_template: String,
 }
 
 impl Subjects {
     pub fn new(prefix: &str) -> Subjects {
         Subjects {
             prefix: prefix.to_owned(),
+            public_template: format!("{prefix}.table.{{table}}.events"),
+            seat_template: format!("{prefix}.table.{{table}}.seat.{{seat}}"),
         }
     }
 
@@ -424,12 +437,21 @@ impl Publisher {
             if batch.is_empty() {
                 return Ok(false);
             }
-            tracing::info!(
+            // Server-initiated: a trace of its own, which every publish span links to.
+            let span = tracing::info_span!(
+                parent: None,
+                "outbox sweep",
+                otel.name = "outbox sweep",
                 events = batch.len(),
-                "outbox: publishing events left unpublished"
             );
+            span.in_scope(|| {
+                tracing::info!(
+                    events = batch.len(),
+                    "outbox: publishing events left unpublished"
+                )
+            });
             let tables: Vec<Uuid> = batch.iter().map(|e| e.table_id).collect();
-            if let Err(e) = self.send(&batch, "sweep").await {
+            if let Err(e) = self.send(&batch, "sweep").instrument(span).await {
                 self.forget(tables);
                 return Err(e);
             }
@@ -479,7 +501,10 @@ impl Publisher {
         let (store, js, subjects) = (&self.store, &self.js, &self.subjects);
         let mut seeds: BTreeMap<Uuid, BTreeMap<u32, Seed>> = BTreeMap::new();
         let mut acks = Vec::with_capacity(batch.len() * 2);
+        // A sweep's publishes link to the sweep's span.
+        let sweep = (via == "sweep").then(tracing::Span::current);
         for e in batch {
+            let appended_under = telemetry::context_from_map(&e.metadata.trace);
             let public = okey_table::shown::public(&e.event);
             let private = match &public {
                 // A deal shows each seat its rack: that needs the hand's seed.
@@ -494,16 +519,28 @@ impl Publisher {
                 Shown::Drawn { .. } => true,
                 Shown::Public { .. } => false,
             };
-            acks.push(
+            let message_id = e.event_id.to_string();
+            let span = telemetry::publish_span(
+                &subjects.public(e.table_id),
+                &subjects.public_template,
+                &message_id,
+                &appended_under,
+            );
+            if let Some(sweep) = &sweep {
+                telemetry::link(&span, sweep);
+            }
+            acks.push((
                 publish(
                     js,
                     subjects.public(e.table_id),
                     e,
-                    &e.event_id.to_string(),
+                    &message_id,
                     &public,
+                    &span,
                 )
                 .await?,
-            );
+                span,
+            ));
             if private {
                 let table_seeds = seeds.get(&e.table_id);
                 for seat in 0..4u8 {
@@ -512,17 +549,32 @@ impl Publisher {
                     });
                     if mine != public {
                         let id = format!("{}.seat.{seat}", e.event_id);
-                        acks.push(
-                            publish(js, subjects.seat(e.table_id, seat), e, &id, &mine).await?,
+                        let subject = subjects.seat(e.table_id, seat);
+                        let span = telemetry::publish_span(
+                            &subject,
+                            &subjects.seat_template,
+                            &id,
+                            &appended_under,
                         );
+                        if let Some(sweep) = &sweep {
+                            telemetry::link(&span, sweep);
+                        }
+                        acks.push((publish(js, subject, e, &id, &mine, &span).await?, span));
                     }
                 }
             }
         }
         // Every message of the batch is on its way, in order on this one connection; now wait
         // for JetStream to have stored them all before taking them out of the outbox.
-        for ack in acks {
-            ack.await?;
+        for (ack, span) in acks {
+            // In the span: it ends with the ack.
+            let acked = std::future::IntoFuture::into_future(ack)
+                .instrument(span.clone())
+                .await;
+            if let Err(error) = acked {
+                telemetry::record_error(&span, "jetstream", &error);
+                return Err(error.into());
+            }
         }
         if let Some(oldest) = batch.iter().map(|e| e.recorded_at).min() {
             let lag = (sqlx::types::chrono::Utc::now() - oldest).num_microseconds();
@@ -548,13 +600,15 @@ impl Publisher {
     }
 }
 
-/// Sends one message and returns the future of its JetStream ack.
+/// Sends one message, carrying `span`'s trace context, and returns the future of its
+/// JetStream ack.
 async fn publish(
     js: &jetstream::Context,
     subject: String,
     e: &Recorded,
     message_id: &str,
     shown: &Shown,
+    span: &tracing::Span,
 ) -> Result<jetstream::context::PublishAckFuture, async_nats::Error> {
     let body = Published {
         table: format!("tables/{}", e.table_id),
@@ -568,13 +622,19 @@ async fn publish(
     headers.insert("Okey-Table", e.table_id.to_string().as_str());
     headers.insert("Okey-Version", e.version.to_string().as_str());
     headers.insert("Okey-Event-Type", e.event.name());
-    for (k, v) in &e.metadata.trace {
-        headers.insert(k.as_str(), v.as_str());
-    }
+    telemetry::inject_into_nats_headers(&telemetry::context_of(span), &mut headers);
     let payload = body.encode();
-    Ok(js
+    match js
         .publish_with_headers(subject, headers, payload.into())
-        .await?)
+        .instrument(span.clone())
+        .await
+    {
+        Ok(ack) => Ok(ack),
+        Err(error) => {
+            telemetry::record_error(span, "nats", &error);
+            Err(error.into())
+        }
+    }
 }
 
 /// Wakes the local update streams when another replica publishes an event (core NATS

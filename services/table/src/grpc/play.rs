@@ -22,11 +22,7 @@ pub(super) async fn submit_command(
         .transpose()?;
     let submitted = api
         .tables
-        .submit(
-            Submission::new(id, &caller, rid, command)
-                .expecting(expected)
-                .traced(trace()),
-        )
+        .submit(Submission::new(id, &caller, rid, command).expecting(expected))
         .await;
     // The player showed up at a table that exists and where they sit (a command the rules
     // refused counts): never a presence record for an unknown table or a stranger.

@@ -1,12 +1,9 @@
 //! Reading requests: the verified caller, each field checked and converted to the domain's types
 //! (INVALID_ARGUMENT naming the field for anything malformed, before any store is asked).
 
-use std::collections::BTreeMap;
-
 use okey_platform::auth::Caller;
 use okey_platform::fields;
 use okey_platform::status::{self, Reason};
-use okey_platform::telemetry::{context_as_map, current_context};
 use okey_proto::v1 as pb;
 use okey_rules::{Command, MeldTile, Seat, Tile};
 use prost::Message;
@@ -23,10 +20,6 @@ pub(super) fn caller<T>(request: &Request<T>) -> Result<String, Status> {
         .get::<Caller>()
         .map(|c| format!("players/{}", c.player_id))
         .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))
-}
-
-pub(super) fn trace() -> BTreeMap<String, String> {
-    context_as_map(&current_context()).into_iter().collect()
 }
 
 /// A table version sent in `field`: not negative (`invalid_version`).

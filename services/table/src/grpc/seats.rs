@@ -56,7 +56,7 @@ pub(super) async fn create_table(
     }
     let outcome = api
         .tables
-        .create(&caller, id, rules, seats, admission, trace())
+        .create(&caller, id, rules, seats, admission)
         .await
         .map_err(status_of)?;
     Ok(Response::new(pb::CreateTableResponse {
@@ -86,7 +86,7 @@ pub(super) async fn join_seat(
     };
     let outcome = api
         .tables
-        .submit(Submission::new(id, &caller, rid, command).traced(trace()))
+        .submit(Submission::new(id, &caller, rid, command))
         .await
         .map_err(status_of)?;
     Ok(Response::new(pb::JoinSeatResponse {
@@ -106,7 +106,7 @@ pub(super) async fn leave_seat(
         player: caller.clone(),
     };
     api.tables
-        .submit(Submission::new(id, &caller, rid, command).traced(trace()))
+        .submit(Submission::new(id, &caller, rid, command))
         .await
         .map_err(status_of)?;
     Ok(Response::new(pb::LeaveSeatResponse {}))

@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use okey_platform::telemetry::current_context_as_map;
 use okey_rules::{RuleSet, Seat};
 use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
+use tracing::Instrument;
 
 use super::cache::Entry;
 use super::read::{outcome_of, summary};
@@ -47,12 +49,10 @@ pub struct Submission<'a> {
     /// The version the caller decided on (`None`: whatever the table is at). Any other is a
     /// [`ServiceError::VersionConflict`].
     pub expected_version: Option<u64>,
-    /// The trace context recorded with the events.
-    pub trace: BTreeMap<String, String>,
 }
 
 impl<'a> Submission<'a> {
-    /// `command` from `actor` at `table_id`, at whatever version the table is, untraced.
+    /// `command` from `actor` at `table_id`, at whatever version the table is.
     pub fn new(
         table_id: Uuid,
         actor: &'a str,
@@ -65,7 +65,6 @@ impl<'a> Submission<'a> {
             request_id,
             command,
             expected_version: None,
-            trace: BTreeMap::new(),
         }
     }
 
@@ -74,11 +73,16 @@ impl<'a> Submission<'a> {
         self.expected_version = version;
         self
     }
+}
 
-    /// Recorded with `trace` (the W3C trace context of the call).
-    pub fn traced(mut self, trace: BTreeMap<String, String>) -> Submission<'a> {
-        self.trace = trace;
-        self
+/// What a command is, for its span's name.
+fn command_kind(command: &TableCommand) -> &'static str {
+    match command {
+        TableCommand::Join { .. } => "join",
+        TableCommand::Leave { .. } => "leave",
+        TableCommand::Play { .. } => "play",
+        TableCommand::Server { .. } => "server play",
+        TableCommand::Reclaim { .. } => "reclaim",
     }
 }
 
@@ -115,7 +119,9 @@ fn derived_table_id(actor: &str, request_id: &str) -> Uuid {
 }
 
 impl Tables {
-    /// Creates a table. A retry (same caller and request id) returns the first answer.
+    /// Creates a table. A retry (same caller and request id) returns the first answer. Traced
+    /// as `table create`; its events are stored with that span's context, so their
+    /// publication continues the trace.
     pub async fn create(
         &self,
         actor: &str,
@@ -123,11 +129,29 @@ impl Tables {
         rules: RuleSet,
         seats: [Option<String>; 4],
         admission: Admission,
-        trace: BTreeMap<String, String>,
     ) -> Result<Outcome, ServiceError> {
         // The table id is derived from the creator's request id so a retry lands on the same
         // stream and is answered from `handled_commands`.
         let table_id = derived_table_id(actor, request_id);
+        let span = tracing::info_span!(
+            "table create",
+            otel.name = "table create",
+            okey.table.id = %table_id,
+        );
+        self.create_traced(actor, request_id, table_id, rules, seats, admission)
+            .instrument(span)
+            .await
+    }
+
+    async fn create_traced(
+        &self,
+        actor: &str,
+        request_id: &str,
+        table_id: Uuid,
+        rules: RuleSet,
+        seats: [Option<String>; 4],
+        admission: Admission,
+    ) -> Result<Outcome, ServiceError> {
         let key = request_key(actor, request_id);
         if let Some(first) = self.answered_unlocked(table_id, &key, actor).await? {
             return Ok(first);
@@ -150,7 +174,7 @@ impl Tables {
         let response = serde_json::to_vec(&answer).expect("answers serialize");
         let metadata = Metadata {
             actor: actor.to_owned(),
-            trace,
+            trace: current_context_as_map(),
             schema: 1,
         };
         let appended = self
@@ -193,8 +217,24 @@ impl Tables {
     }
 
     /// Plays a command. A retry (same caller and request id) returns the first answer and
-    /// changes nothing; a rejected command stores nothing.
+    /// changes nothing; a rejected command stores nothing. Traced as `table {kind}` (decide and
+    /// append, with the retries); its events are stored with that span's context, so their
+    /// publication and every consumer's processing join the trace of whoever sent it.
     pub async fn submit(&self, submission: Submission<'_>) -> Result<Outcome, ServiceError> {
+        let span = tracing::info_span!(
+            "table submit",
+            otel.name = %format!("table {}", command_kind(&submission.command)),
+            okey.table.id = %submission.table_id,
+            okey.table.version = tracing::field::Empty,
+            okey.seat = tracing::field::Empty,
+        );
+        if let TableCommand::Server { seat, .. } = &submission.command {
+            span.record("okey.seat", u64::from(*seat));
+        }
+        self.submit_traced(submission).instrument(span).await
+    }
+
+    async fn submit_traced(&self, submission: Submission<'_>) -> Result<Outcome, ServiceError> {
         let table_id = submission.table_id;
         let key = request_key(submission.actor, submission.request_id);
         let mut entry = self.lock_entry(table_id).await;
@@ -327,7 +367,7 @@ impl Tables {
         });
         let metadata = Metadata {
             actor: actor.to_owned(),
-            trace: submission.trace.clone(),
+            trace: current_context_as_map(),
             schema: 1,
         };
         let appended = self
@@ -347,6 +387,7 @@ impl Tables {
             Ok(stored) => {
                 self.metrics.appended.add(stored.len() as u64, &[]);
                 let version = after.version;
+                tracing::Span::current().record("okey.table.version", version);
                 if let Some(observer) = &self.observer {
                     observer.appended(table_id, &after, &decision.events);
                 }
