@@ -6,12 +6,13 @@ INFRA_ENV := .run/infra.env
 # The shared conformance examples, in the shared folder beside the repository.
 CONFORMANCE := $(wildcard ../shared/conformance/examples/*.json)
 
-.PHONY: help run test down infra infra-down services services-down demo lint proto chart conformance conformance-check
+.PHONY: help run test down infra infra-down services services-down demo traces lint proto chart conformance conformance-check
 
 help:
 	@echo "make run    infrastructure up, build and start all four services, wait until SERVING, play a demo match"
 	@echo "make test   infrastructure up, fmt, clippy, buf lint + breaking, the Helm chart check, cargo test, conformance"
 	@echo "make down   stop the services and the infrastructure"
+	@echo "make traces print every trace sent to OTLP 127.0.0.1:4317 as a tree (README: finding a move's trace)"
 
 run: infra services demo
 
@@ -36,6 +37,11 @@ services-down:
 # A match of four bots on the running services, told hand by hand (needs `infra services`).
 demo:
 	deploy/demo.sh
+
+# A trace printer for local runs: receives OTLP/gRPC on 127.0.0.1:4317 and prints each trace as a
+# tree (start the services with OKEY_TELEMETRY__OTLP_ENDPOINT=http://127.0.0.1:4317).
+traces:
+	@cargo run -q -p traces --bin otlp-print -- 127.0.0.1:4317
 
 lint:
 	cargo fmt --all --check

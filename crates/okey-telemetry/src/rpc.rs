@@ -119,16 +119,20 @@ impl Call {
     /// Ends the call with `code`: its status on the span (an error for any code but OK, except
     /// CANCELLED on the server, where the caller went away and nothing failed) and its duration.
     pub(crate) fn finish(self, code: i64, message: Option<String>) {
+        let failed = code != 0 && !(self.side == Side::Server && code == CANCELLED);
+        self.end(code, message, failed);
+    }
+
+    fn end(self, code: i64, message: Option<String>, failed: bool) {
         let Call {
             span,
-            side,
+            side: _,
             started,
             duration,
             mut attributes,
         } = self;
         span.set_attribute("rpc.grpc.status_code", code);
         attributes.push(KeyValue::new("rpc.grpc.status_code", code));
-        let failed = code != 0 && !(side == Side::Server && code == CANCELLED);
         if failed {
             let name = code_name(code);
             span.set_attribute("error.type", name);
@@ -218,9 +222,10 @@ where
 
 impl<B> Drop for Observed<B> {
     fn drop(&mut self) {
-        // Dropped before its status: the other end went away (a client closing its stream).
+        // Dropped before its status: the client closed it (an app leaving a stream, a client
+        // that stopped reading): CANCELLED, and nothing failed.
         if let Some(call) = self.call.take() {
-            call.finish(CANCELLED, Some("ended before its status".into()));
+            call.end(CANCELLED, None, false);
         }
     }
 }

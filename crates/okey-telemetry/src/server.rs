@@ -217,7 +217,7 @@ mod tests {
                 response
                     .headers_mut()
                     .insert("grpc-status", http::HeaderValue::from_static("9"));
-            } else if path.ends_with("Watch") {
+            } else if path.ends_with("Watch") || path.ends_with("Left") {
                 // A stream: messages, then its status in the trailers.
                 response.body_mut().0.extend([
                     Frame::data(Bytes::from_static(b"one")),
@@ -233,7 +233,12 @@ mod tests {
             Ok::<_, std::convert::Infallible>(response)
         }));
         let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-        for path in ["/okey.v1.T/Ok", "/okey.v1.T/Refused", "/okey.v1.T/Watch"] {
+        for path in [
+            "/okey.v1.T/Ok",
+            "/okey.v1.T/Refused",
+            "/okey.v1.T/Watch",
+            "/okey.v1.T/Left",
+        ] {
             let request = http::Request::builder()
                 .uri(path)
                 .header("traceparent", caller)
@@ -246,13 +251,23 @@ mod tests {
                     "the stream is open"
                 );
             }
+            if path.ends_with("Left") {
+                // The client reads one message and goes away.
+                let mut body = response.into_body();
+                std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx))
+                    .await
+                    .expect("a message")
+                    .unwrap();
+                drop(body);
+                continue;
+            }
             drain(response.into_body()).await;
         }
         let _ = tracer_provider.force_flush();
         meter_provider.force_flush().unwrap();
 
         let finished = spans.get_finished_spans().unwrap();
-        assert_eq!(finished.len(), 3);
+        assert_eq!(finished.len(), 4);
         for span in &finished {
             assert_eq!(span.span_kind, SpanKind::Server);
             assert_eq!(
@@ -279,6 +294,11 @@ mod tests {
                     "{:?}",
                     span.status
                 );
+            } else if method == "Left" {
+                // Cancelled by the client: not an error of the server's.
+                assert_eq!(attr("rpc.grpc.status_code").as_deref(), Some("1"));
+                assert_eq!(attr("error.type"), None);
+                assert_eq!(span.status, Status::Unset);
             } else {
                 assert_eq!(attr("rpc.grpc.status_code").as_deref(), Some("0"));
                 assert_eq!(attr("error.type"), None);
@@ -335,6 +355,7 @@ mod tests {
             point("Ok", "0", None),
             point("Refused", "9", Some("FAILED_PRECONDITION")),
             point("Watch", "0", None),
+            point("Left", "1", None),
         ];
         wanted.sort();
         assert_eq!(seen, wanted);
