@@ -81,7 +81,7 @@ fn decide(view: &pb::SeatView) -> pb::Command {
     let engine: okey_rules::SeatView =
         serde_json::from_str(&view.engine_view).expect("engine_view is a SeatView");
     let command = Level::Strong.bot().act(&engine);
-    table::grpc::command_to_proto(&command).expect("a bot's command has a wire form")
+    okey_platform::command::command_to_proto(&command).expect("a bot's command has a wire form")
 }
 
 async fn submit(
