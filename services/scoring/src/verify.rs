@@ -129,8 +129,12 @@ pub fn verify_hand(
         Ok(Err(problem)) => return Verification::failed(problem),
         Err(_) => return Verification::failed("the events do not fold from the re-dealt hand"),
     };
-    let Some(bases) = hand.score_bases() else {
-        return Verification::failed("the re-folded hand has not ended");
+    // A published end the hand cannot have had (a winner who never discarded) is a difference,
+    // not a crash of the consumer.
+    let bases = match catch_unwind(AssertUnwindSafe(|| hand.score_bases())) {
+        Ok(Some(bases)) => bases,
+        Ok(None) => return Verification::failed("the re-folded hand has not ended"),
+        Err(_) => return Verification::failed("the published end does not fit the re-folded hand"),
     };
     let problem = compare(&hand, &bases, ended, totals_before);
     Verification {
@@ -659,5 +663,25 @@ mod tests {
             problem.contains("follows no move that charges it"),
             "{problem}"
         );
+    }
+
+    #[test]
+    fn an_end_the_hand_cannot_have_had_is_a_difference_not_a_panic() {
+        let seed = [5; 32];
+        let (rules, deal, _, _, _) = played_hand(seed);
+        let end = HandEnd {
+            outcome: Outcome::Finished,
+            winner: Some(2),
+            multiplier: 1,
+            scores: [50, 60, -101, 70],
+        };
+        let result = HandResult {
+            outcome: Outcome::Finished,
+            winner: Some(2),
+            penalties: [0; 4],
+            scores: end.scores,
+        };
+        let problem = check(&rules, &deal, seed, &[], &end, &result).problem;
+        assert!(problem.is_some());
     }
 }
