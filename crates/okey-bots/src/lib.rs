@@ -49,6 +49,27 @@ impl Level {
         }
     }
 
+    /// The fixed rating a bot of this level plays at, on the scoring service's rating scale
+    /// (a new player starts at 1500): a person's rated match against a bot seat is rated as
+    /// against a player of this rating (the bot's own never moves), and matchmaking places the
+    /// bots it adds in the same rating windows as people.
+    pub const fn rating(self) -> i32 {
+        match self {
+            Level::Easy => 1200,
+            Level::Strong => 1700,
+        }
+    }
+
+    /// The level of a bot seat's occupant name as the table service writes it
+    /// (`bots/{level}-{seat}`); `None` for anything else.
+    pub fn of_occupant(name: &str) -> Option<Level> {
+        let rest = name.strip_prefix("bots/")?;
+        Level::ALL.into_iter().find(|l| {
+            rest.strip_prefix(l.name())
+                .is_some_and(|r| r.is_empty() || r.starts_with('-'))
+        })
+    }
+
     /// A fresh bot of this level, with nothing remembered.
     pub fn bot(self) -> Box<dyn Bot> {
         match self {

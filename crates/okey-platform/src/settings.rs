@@ -295,6 +295,7 @@ pub const SERVICE_SETTINGS: &[(ServiceKind, &str)] = &[
     (ServiceKind::Accounts, "tokens.service_clients"),
     (ServiceKind::Accounts, "tokens.service_ttl_secs"),
     (ServiceKind::Matchmaking, "matchmaking.*"),
+    (ServiceKind::Scoring, "rating.*"),
 ];
 
 /// The service that reads `setting` for itself (see [`SERVICE_SETTINGS`]).

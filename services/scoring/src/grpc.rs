@@ -11,8 +11,10 @@ use okey_proto::v1 as pb;
 use okey_proto::v1::scoring_service_server::ScoringService;
 use okey_proto::v1::{
     GetLedgerStatusRequest, GetLedgerStatusResponse, GetMatchResultRequest, GetMatchResultResponse,
-    GetStandingRequest, GetStandingResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse,
-    ListMatchResultsRequest, ListMatchResultsResponse, ListStandingsRequest, ListStandingsResponse,
+    GetRatingRequest, GetRatingResponse, GetStandingRequest, GetStandingResponse,
+    ListLeaderboardRequest, ListLeaderboardResponse, ListLedgerEntriesRequest,
+    ListLedgerEntriesResponse, ListMatchResultsRequest, ListMatchResultsResponse,
+    ListStandingsRequest, ListStandingsResponse,
 };
 use okey_rules::RuleSet;
 use sqlx::PgPool;
@@ -20,7 +22,12 @@ use tonic::{Request, Response, Status};
 use uuid::Uuid;
 
 use crate::consumer::Watch;
-use crate::reads::{self, EntryRow, MatchRow, Period, Position, StandingRow};
+use crate::period::Period;
+use crate::reads::{
+    self, Board, BoardRow, EntryRow, MatchRow, Position, RatingRow, Side, StandingRow,
+};
+use crate::settings::RatingSettings;
+use crate::skill::{self, Skill};
 
 /// Page size when the request gives none.
 const DEFAULT_PAGE: i64 = 50;
@@ -32,12 +39,84 @@ const MAX_PAGE: i64 = 500;
 pub struct ScoringApi {
     pool: PgPool,
     watch: Watch,
+    rating: RatingSettings,
 }
 
 impl ScoringApi {
-    /// An API over the scoring database, reporting the consumer's lag from `watch`.
-    pub fn new(pool: PgPool, watch: Watch) -> Self {
-        ScoringApi { pool, watch }
+    /// An API over the scoring database, reporting the consumer's lag from `watch` and showing
+    /// ratings as `rating` says.
+    pub fn new(pool: PgPool, watch: Watch, rating: RatingSettings) -> Self {
+        ScoringApi {
+            pool,
+            watch,
+            rating,
+        }
+    }
+
+    fn provisional(&self, uncertainty: f64) -> bool {
+        Skill {
+            rating: 0.0,
+            uncertainty,
+        }
+        .provisional(f64::from(self.rating.provisional_uncertainty))
+    }
+
+    /// The fewest matches to be listed on `board`: the request's, at least the server's for the
+    /// all-time board, at least one for a period's.
+    fn min_matches(&self, board: Board, asked: u32) -> i64 {
+        let floor = match board {
+            Board::AllTime => self.rating.leaderboard_min_matches.max(1),
+            Board::Period { .. } => 1,
+        };
+        i64::from(asked.max(floor))
+    }
+
+    fn board_entry(&self, row: BoardRow, rank: i64, board: Board) -> pb::LeaderboardEntry {
+        pb::LeaderboardEntry {
+            rank: i32::try_from(rank).unwrap_or(i32::MAX),
+            player: Some(pb::PlayerSummary {
+                player: row.player,
+                display_name: row.display_name.unwrap_or_default(),
+                avatar_ref: String::new(),
+                bot: false,
+            }),
+            rating: row.points,
+            provisional: self.provisional(row.uncertainty),
+            matches: row.matches,
+            wins: row.wins,
+            score: match board {
+                Board::AllTime => 0.0,
+                Board::Period { .. } => row.score2 as f64 / 2.0,
+            },
+        }
+    }
+
+    /// A page's rows with their places: the first's counted, the others' following from it.
+    async fn ranked(
+        &self,
+        board: Board,
+        min: i64,
+        rows: Vec<BoardRow>,
+    ) -> Result<Vec<pb::LeaderboardEntry>, Status> {
+        let Some(first) = rows.first() else {
+            return Ok(Vec::new());
+        };
+        let first_rank = reads::board_rank(&self.pool, board, min, first)
+            .await
+            .map_err(database)?;
+        let mut entries = Vec::with_capacity(rows.len());
+        let mut rank = first_rank;
+        let mut previous: Option<BoardRow> = None;
+        for (i, row) in rows.into_iter().enumerate() {
+            if let Some(p) = &previous
+                && !row.ties(p, board)
+            {
+                rank = first_rank + i as i64;
+            }
+            previous = Some(row.clone());
+            entries.push(self.board_entry(row, rank, board));
+        }
+        Ok(entries)
     }
 }
 
@@ -267,6 +346,72 @@ fn standing_to_proto(s: StandingRow) -> pb::Standing {
     }
 }
 
+/// A `players/{player}` or `players/me` name of anyone (ratings and standings are public).
+fn anyone(caller: &Caller, field: &str, name: &str) -> Result<String, Status> {
+    fields::text(field, name)?;
+    match name.strip_prefix("players/") {
+        Some("me") => Ok(format!("players/{}", caller.player_id)),
+        Some(id) if !id.is_empty() && !id.contains('/') && id != "-" => Ok(name.to_owned()),
+        _ => Err(status::invalid_argument(
+            Reason::InvalidName,
+            field,
+            format!("{field} must be players/{{player}} or players/me"),
+        )),
+    }
+}
+
+/// The board of a period now (or at a token's start).
+fn board_at(period: Period, at: DateTime<Utc>) -> Board {
+    match period {
+        Period::AllTime => Board::AllTime,
+        period => Board::Period {
+            period,
+            starts: period.bounds(at).0,
+        },
+    }
+}
+
+fn rating_to_proto(
+    player: String,
+    row: Option<RatingRow>,
+    rank: Option<i64>,
+    provisional: bool,
+) -> pb::Rating {
+    let (skill, matches, wins, name, last) = match row {
+        Some(r) => (
+            Skill {
+                rating: r.rating,
+                uncertainty: r.uncertainty,
+            },
+            r.matches,
+            r.wins,
+            r.display_name,
+            Some(r.last_ended_at),
+        ),
+        None => (Skill::NEW, 0, 0, None, None),
+    };
+    pb::Rating {
+        player: Some(pb::PlayerSummary {
+            player,
+            display_name: name.unwrap_or_default(),
+            avatar_ref: String::new(),
+            bot: false,
+        }),
+        rating: skill.points(),
+        uncertainty: skill.uncertainty,
+        provisional,
+        rank: rank.map(|r| i32::try_from(r).unwrap_or(i32::MAX)),
+        matches,
+        wins,
+        win_rate: if matches > 0 {
+            wins as f64 / matches as f64
+        } else {
+            0.0
+        },
+        last_match_time: last.map(timestamp),
+    }
+}
+
 #[tonic::async_trait]
 impl ScoringService for ScoringApi {
     async fn list_standings(
@@ -276,9 +421,10 @@ impl ScoringService for ScoringApi {
         caller(&request)?;
         let r = request.into_inner();
         let limit = page_size(r.page_size)?;
+        let asked = period(r.period)?;
         let (from, to, after) = match position(&r.page_token)? {
             None => {
-                let (from, to) = period(r.period)?.bounds(Utc::now());
+                let (from, to) = asked.bounds(Utc::now());
                 (from, to, None)
             }
             Some(Position::Standings {
@@ -289,14 +435,14 @@ impl ScoringService for ScoringApi {
                 played,
                 player,
             }) => {
-                if period(r.period)?.bounds(from).0 != from {
+                if asked.bounds(from).0 != from {
                     return Err(bad_token());
                 }
                 (from, to, Some((won, mean, played, player)))
             }
             Some(_) => return Err(bad_token()),
         };
-        let rows = reads::standings(&self.pool, from, to, after, limit + 1)
+        let rows = reads::standings(&self.pool, asked, from, after, limit + 1)
             .await
             .map_err(database)?;
         let (rows, more) = split(rows, limit);
@@ -436,24 +582,165 @@ impl ScoringService for ScoringApi {
         let caller = caller(&request)?;
         let r = request.into_inner();
         // Standings are public: anyone's place may be read.
-        fields::text("player", &r.player)?;
-        let player = match r.player.strip_prefix("players/") {
-            Some("me") => format!("players/{}", caller.player_id),
-            Some(id) if !id.is_empty() && !id.contains('/') && id != "-" => r.player.clone(),
-            _ => {
-                return Err(status::invalid_argument(
-                    Reason::InvalidName,
-                    "player",
-                    "player must be players/{player} or players/me",
-                ));
-            }
-        };
-        let (from, to) = period(r.period)?.bounds(Utc::now());
-        let standing = reads::standing_of(&self.pool, from, to, &player)
+        let player = anyone(&caller, "player", &r.player)?;
+        let asked = period(r.period)?;
+        let (from, _) = asked.bounds(Utc::now());
+        let standing = reads::standing_of(&self.pool, asked, from, &player)
             .await
             .map_err(database)?;
         Ok(Response::new(GetStandingResponse {
             standing: standing.map(standing_to_proto),
+        }))
+    }
+
+    async fn get_rating(
+        &self,
+        request: Request<GetRatingRequest>,
+    ) -> Result<Response<GetRatingResponse>, Status> {
+        let caller = caller(&request)?;
+        let player = anyone(&caller, "player", &request.get_ref().player)?;
+        let row = reads::rating_of(&self.pool, &player)
+            .await
+            .map_err(database)?;
+        let min = self.min_matches(Board::AllTime, 0);
+        let rank = match &row {
+            Some(r) if r.matches >= min => {
+                let listed = BoardRow {
+                    player: r.player.clone(),
+                    display_name: None,
+                    points: r.points,
+                    uncertainty: r.uncertainty,
+                    matches: r.matches,
+                    wins: r.wins,
+                    score2: 0,
+                };
+                Some(
+                    reads::board_rank(&self.pool, Board::AllTime, min, &listed)
+                        .await
+                        .map_err(database)?,
+                )
+            }
+            _ => None,
+        };
+        let uncertainty = row
+            .as_ref()
+            .map_or(skill::INITIAL_UNCERTAINTY, |r| r.uncertainty);
+        Ok(Response::new(GetRatingResponse {
+            rating: Some(rating_to_proto(
+                player,
+                row,
+                rank,
+                self.provisional(uncertainty),
+            )),
+        }))
+    }
+
+    async fn list_leaderboard(
+        &self,
+        request: Request<ListLeaderboardRequest>,
+    ) -> Result<Response<ListLeaderboardResponse>, Status> {
+        let caller = caller(&request)?;
+        let r = request.into_inner();
+        let limit = page_size(r.page_size)?;
+        let asked = period(r.period)?;
+        let (board, min, start, around) = match position(&r.page_token)? {
+            None => {
+                let board = board_at(asked, Utc::now());
+                (
+                    board,
+                    self.min_matches(board, r.min_matches),
+                    None,
+                    r.around_me,
+                )
+            }
+            Some(Position::Board {
+                period: p,
+                starts,
+                min,
+                around,
+                key,
+            }) => {
+                let board = board_at(asked, starts);
+                let same_board = match board {
+                    Board::AllTime => p == Period::AllTime.as_str(),
+                    Board::Period { period, starts: s } => p == period.as_str() && s == starts,
+                };
+                if !same_board
+                    || around != r.around_me
+                    || i64::from(min) != self.min_matches(board, r.min_matches)
+                {
+                    return Err(bad_token());
+                }
+                (board, i64::from(min), Some(key), around)
+            }
+            Some(_) => return Err(bad_token()),
+        };
+        // Around the caller: the page starts half a page above their row.
+        let mut me_row = None;
+        let rows = match (&start, around) {
+            (None, true) => {
+                let own = format!("players/{}", caller.player_id);
+                me_row = reads::board_row_of(&self.pool, board, min, &own)
+                    .await
+                    .map_err(database)?;
+                match &me_row {
+                    Some(me) => {
+                        let key = me.key(board);
+                        let above = reads::board_rows(
+                            &self.pool,
+                            board,
+                            min,
+                            Some(&key),
+                            Side::Before,
+                            limit / 2,
+                        )
+                        .await
+                        .map_err(database)?;
+                        let top = above.last().map(|r| r.key(board)).unwrap_or(key);
+                        reads::board_rows(&self.pool, board, min, Some(&top), Side::From, limit + 1)
+                            .await
+                            .map_err(database)?
+                    }
+                    None => reads::board_rows(&self.pool, board, min, None, Side::After, limit + 1)
+                        .await
+                        .map_err(database)?,
+                }
+            }
+            (key, _) => {
+                reads::board_rows(&self.pool, board, min, key.as_ref(), Side::After, limit + 1)
+                    .await
+                    .map_err(database)?
+            }
+        };
+        let (rows, more) = split(rows, limit);
+        let next_page_token = match (more, rows.last()) {
+            (true, Some(last)) => Position::Board {
+                period: match board {
+                    Board::AllTime => Period::AllTime.as_str().to_owned(),
+                    Board::Period { period, .. } => period.as_str().to_owned(),
+                },
+                starts: match board {
+                    Board::AllTime => DateTime::<Utc>::UNIX_EPOCH,
+                    Board::Period { starts, .. } => starts,
+                },
+                min: u32::try_from(min).unwrap_or(u32::MAX),
+                around,
+                key: last.key(board),
+            }
+            .token(),
+            _ => String::new(),
+        };
+        let entries = self.ranked(board, min, rows).await?;
+        let me = me_row.and_then(|me| {
+            entries
+                .iter()
+                .find(|e| e.player.as_ref().is_some_and(|p| p.player == me.player))
+                .cloned()
+        });
+        Ok(Response::new(ListLeaderboardResponse {
+            entries,
+            next_page_token,
+            me,
         }))
     }
 

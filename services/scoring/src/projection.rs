@@ -13,6 +13,7 @@ use okey_rules::{Event, HandEnd, OpenKind, Outcome, PenaltyReason, RuleSet, Seat
 use okey_table::{Origin, Shown, TableEvent};
 use serde::{Deserialize, Serialize};
 
+use crate::skill;
 use crate::verify::Verification;
 
 /// What scoring keeps of one table between its events.
@@ -28,6 +29,9 @@ pub struct Tally {
     /// The display name each seat's player sat down with, if the table was told.
     #[serde(default)]
     pub names: [Option<String>; 4],
+    /// The occupant name of each seat a bot occupies (`bots/{level}-{seat}`), for its level.
+    #[serde(default)]
+    pub bot_names: [Option<String>; 4],
     /// A hand has been dealt: from then on a player who leaves keeps the seat's results.
     pub started: bool,
     pub hand: Option<InPlay>,
@@ -143,6 +147,9 @@ pub enum Change {
         winners: Vec<Seat>,
         seating: Seating,
         ranked: bool,
+        /// Set when the match counts for ratings (`skill::is_rated`): who held each seat.
+        rated: Option<[skill::Seat; 4]>,
+        partners: bool,
     },
 }
 
@@ -179,6 +186,21 @@ impl Tally {
             bots: self.bots,
             names: self.names.clone(),
         }
+    }
+
+    /// Who holds each seat for the rating: its player, or the bot that occupies it (an unknown
+    /// bot level plays as strong, the table's default); `None` for a free seat.
+    fn rating_seats(&self) -> [Option<skill::Seat>; 4] {
+        std::array::from_fn(|s| match (&self.players[s], self.bots[s]) {
+            (Some(player), _) => Some(skill::Seat::Person(player.clone())),
+            (None, true) => Some(skill::Seat::Bot(
+                self.bot_names[s]
+                    .as_deref()
+                    .and_then(okey_bots::Level::of_occupant)
+                    .unwrap_or(okey_bots::Level::Strong),
+            )),
+            (None, false) => None,
+        })
     }
 
     fn team(&self, seat: Seat) -> Option<u8> {
@@ -294,6 +316,7 @@ fn fold_public(
             tally.origin = Some(admission.origin);
             tally.players = std::array::from_fn(|s| seats[s].as_deref().and_then(person));
             tally.bots = std::array::from_fn(|s| seats[s].as_deref().is_some_and(is_bot));
+            tally.bot_names = std::array::from_fn(|s| seats[s].clone().filter(|n| is_bot(n)));
             changes.push(Change::MatchCreated {
                 origin: admission.origin,
                 rules: rules.clone(),
@@ -309,11 +332,13 @@ fn fold_public(
             if person(player).is_some() {
                 tally.players[s] = person(player);
                 tally.bots[s] = false;
+                tally.bot_names[s] = None;
                 if name.is_some() {
                     tally.names[s] = name.clone();
                 }
             } else if is_bot(player) {
                 tally.bots[s] = true;
+                tally.bot_names[s] = Some(player.clone());
             }
             if tally.seating() != before {
                 changes.push(Change::Seats(tally.seating()));
@@ -325,6 +350,7 @@ fn fold_public(
             if !tally.started && (tally.players[s].is_some() || tally.bots[s]) {
                 tally.players[s] = None;
                 tally.bots[s] = false;
+                tally.bot_names[s] = None;
                 tally.names[s] = None;
                 changes.push(Change::Seats(tally.seating()));
             }
@@ -396,13 +422,18 @@ fn fold_public(
             });
         }
         TableEvent::MatchEnded { totals, winners } => {
-            let ranked = tally.origin != Some(Origin::PrivateRoom)
-                && tally.players.iter().any(Option::is_some);
+            let private_room = tally.origin == Some(Origin::PrivateRoom);
+            let ranked = !private_room && tally.players.iter().any(Option::is_some);
+            let seats = tally.rating_seats();
+            let rated = skill::is_rated(private_room, &seats)
+                .then(|| seats.map(|s| s.expect("a rated match has every seat held")));
             changes.push(Change::MatchEnded {
                 totals: *totals,
                 winners: winners.clone(),
                 seating: tally.seating(),
                 ranked,
+                rated,
+                partners: tally.rules.as_ref().is_some_and(|r| r.partners),
             });
         }
         TableEvent::SeatHandedToBot { .. } | TableEvent::SeatReclaimed { .. } => {}

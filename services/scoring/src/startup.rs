@@ -13,6 +13,7 @@ use okey_proto::v1::scoring_service_server::ScoringServiceServer;
 
 use crate::consumer::{self, Lag, Watch};
 use crate::grpc::ScoringApi;
+use crate::settings::ScoringSettings;
 
 /// The service's own schema, `migrations/scoring`, applied at every start.
 static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/scoring");
@@ -39,6 +40,8 @@ const ACCESS: &[(&str, Access)] = &[
         Access::SIGNED_IN,
     ),
     ("/okey.v1.ScoringService/GetStanding", Access::SIGNED_IN),
+    ("/okey.v1.ScoringService/GetRating", Access::SIGNED_IN),
+    ("/okey.v1.ScoringService/ListLeaderboard", Access::SIGNED_IN),
     // The ledger's health details, for operators (admin is admitted everywhere).
     (
         "/okey.v1.ScoringService/GetLedgerStatus",
@@ -58,6 +61,9 @@ pub enum StartupError {
     /// A rebuild (`--rebuild`) did not run or stopped.
     #[error(transparent)]
     Rebuild(#[from] consumer::RebuildError),
+    /// The service's own settings (`[rating]`) are invalid.
+    #[error("settings: {0}")]
+    Settings(String),
 }
 
 /// The scoring service, connected and bound, ready to serve.
@@ -71,6 +77,9 @@ pub struct Application {
 impl Application {
     /// Binds the port, connects the dependencies (with retry) and runs the migrations.
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
+        let own: ScoringSettings = settings
+            .own()
+            .map_err(|e| StartupError::Settings(e.to_string()))?;
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
         let Some(pool) = dependencies.postgres.clone() else {
@@ -82,7 +91,7 @@ impl Application {
             dependencies.jetstream.clone(),
             &settings.nats.subject_prefix,
         );
-        let api = ScoringServiceServer::new(ScoringApi::new(pool, watch))
+        let api = ScoringServiceServer::new(ScoringApi::new(pool, watch, own.rating))
             .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host

@@ -1,7 +1,7 @@
 //! The scoring database: applying a batch of table events in one transaction (each event's
 //! applied-event record, its table's fold and everything the fold wrote; poison records), exactly
 //! once and in each table's version order. The fold itself is `projection`; the re-verification
-//! `verify`; the API's reads are `reads`.
+//! `verify`; ratings and leaderboards `ratings`; the API's reads are `reads`.
 
 use std::collections::HashMap;
 
@@ -12,6 +12,7 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use crate::projection::{self, Change, Entry, Tally};
+use crate::ratings::{self, RatedMatch};
 use crate::verify::{self, Dealt, Ended, PublicPlay, Verification};
 
 /// A table event as it arrived, read through `okey_table::Published`.
@@ -608,11 +609,13 @@ async fn write(
         }
         Change::MatchEnded {
             totals,
-            winners,
+            winners: winner_seats,
             seating,
             ranked,
+            rated,
+            partners,
         } => {
-            let winners: Vec<i32> = winners.iter().map(|&s| i32::from(s)).collect();
+            let winners: Vec<i32> = winner_seats.iter().map(|&s| i32::from(s)).collect();
             sqlx::query(
                 "UPDATE matches SET ended_at = $2, totals = $3, winners = $4, draw = $5,
                      ranked = $6
@@ -642,6 +645,33 @@ async fn write(
                 .bind(incoming.time)
                 .bind(&seating.names[seat])
                 .execute(&mut **tx)
+                .await?;
+            }
+            if *ranked {
+                let results: Vec<(String, i64, bool)> = seating
+                    .players
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(seat, player)| {
+                        let player = player.clone()?;
+                        Some((player, totals[seat], winners.contains(&(seat as i32))))
+                    })
+                    .collect();
+                ratings::record_standings(tx, incoming.time, &results).await?;
+            }
+            if let Some(seats) = rated {
+                ratings::record(
+                    tx,
+                    &RatedMatch {
+                        match_id,
+                        ended_at: incoming.time,
+                        partners: *partners,
+                        seats,
+                        totals: *totals,
+                        winners: winner_seats,
+                        names: &seating.names,
+                    },
+                )
                 .await?;
             }
         }

@@ -6,13 +6,15 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use async_nats::HeaderMap;
+use async_nats::jetstream;
 use okey_platform::auth::Role;
 use okey_platform::testing::{InProcess, TestInfra, connect, free_port, test_token};
 use okey_platform::{ServiceKind, Settings};
 use okey_proto::v1 as pb;
 use okey_proto::v1::scoring_service_client::ScoringServiceClient;
 use okey_proto::v1::table_service_client::TableServiceClient;
-use okey_table::TableEvent;
+use okey_table::{Published, TableEvent};
 use sqlx::PgPool;
 use tonic::Request;
 use tonic::transport::Channel;
@@ -321,4 +323,100 @@ pub async fn wait_for_match_end(pool: &PgPool, table: &str, within: Duration) {
 
 pub async fn scoring_client(port: u16) -> ScoringServiceClient<Channel> {
     ScoringServiceClient::new(connect(port, Duration::from_secs(30)).await)
+}
+
+/// The usual set-up of a scoring test: the table service, scoring in this process on its
+/// events, and scoring's database.
+pub struct Scoring {
+    pub stack: Stack,
+    /// Scoring's environment.
+    pub env: Vec<(String, String)>,
+    pub service: InProcess,
+    pub pool: PgPool,
+}
+
+impl Scoring {
+    /// `None` without the test infrastructure (`.run/infra.env`).
+    pub async fn start() -> Option<Scoring> {
+        let infra = TestInfra::from_env()?;
+        let stack = Stack::start(&infra).await;
+        let env = stack.scoring_env.clone();
+        let service = stack.scoring(&env).await;
+        let pool = Stack::scoring_pool(&env).await;
+        Some(Scoring {
+            stack,
+            env,
+            service,
+            pool,
+        })
+    }
+
+    pub async fn client(&self) -> ScoringServiceClient<Channel> {
+        scoring_client(self.service.port).await
+    }
+
+    pub async fn stop(self) {
+        self.service.stop().await;
+        self.pool.close().await;
+        self.stack.stop().await;
+    }
+}
+
+/// Publishes table events on the table service's own stream, in its own envelope, as the table
+/// would (for events no real table produced).
+pub struct Publisher {
+    js: jetstream::Context,
+    prefix: String,
+}
+
+impl Publisher {
+    pub async fn new(stack: &Stack) -> Publisher {
+        let client = async_nats::connect(&stack.infra.nats_url).await.unwrap();
+        Publisher {
+            js: jetstream::new(client),
+            prefix: stack.table_settings.nats.subject_prefix.clone(),
+        }
+    }
+
+    pub async fn raw(&self, table: uuid::Uuid, version: u64, payload: Vec<u8>) {
+        let mut headers = HeaderMap::new();
+        headers.insert("Nats-Msg-Id", uuid().as_str());
+        headers.insert("Okey-Table", table.to_string().as_str());
+        headers.insert("Okey-Version", version.to_string().as_str());
+        self.js
+            .publish_with_headers(
+                format!("{}.table.{table}.events", self.prefix),
+                headers,
+                payload.into(),
+            )
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+
+    /// `event` as version `version` of `table`, stored now.
+    pub async fn event(&self, table: uuid::Uuid, version: u64, event: &TableEvent) {
+        self.at(table, version, &uuid(), chrono::Utc::now(), event)
+            .await;
+    }
+
+    /// `event` as version `version` of `table`, with its event id and the time it was stored.
+    pub async fn at(
+        &self,
+        table: uuid::Uuid,
+        version: u64,
+        event_id: &str,
+        time: chrono::DateTime<chrono::Utc>,
+        event: &TableEvent,
+    ) {
+        let published = Published::public(
+            format!("tables/{table}"),
+            version,
+            event_id.to_owned(),
+            time.to_rfc3339(),
+            event,
+        );
+        self.raw(table, version, published.encode()).await;
+    }
 }

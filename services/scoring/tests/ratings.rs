@@ -1,0 +1,453 @@
+//! Ratings through the real consumer: matches with known results, published on the table
+//! service's own stream in its own envelope, give exactly the ratings the `skillratings` crate
+//! computes for those results in the order the matches ended — four alone, two partner teams, a
+//! bot seat at its level's fixed rating, shared places — including a match that arrives after
+//! one that ended later; private-room and bot tables move nothing; a match delivered again
+//! (the same messages, or a copy under other message ids) changes nothing. The API shows the
+//! same numbers (GetRating, ListLeaderboard).
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use common::*;
+use okey_platform::auth::Role;
+use okey_proto::v1 as pb;
+use okey_rules::{MatchLength, Preset};
+use okey_table::{Admission, Origin, TableEvent};
+use skillratings::MultiTeamOutcome;
+use skillratings::weng_lin::{WengLinConfig, WengLinRating, weng_lin_multi_team};
+use sqlx::PgPool;
+use tonic_types::StatusExt;
+use uuid::Uuid;
+
+/// A match with a known result.
+#[derive(Clone)]
+struct Known {
+    table: Uuid,
+    /// `players/{id}`, or a bot's `bots/{level}-{seat}`.
+    seats: [String; 4],
+    partners: bool,
+    private_room: bool,
+    totals: [i64; 4],
+    winners: Vec<u8>,
+    ended: DateTime<Utc>,
+    /// Event ids of its two events (kept to deliver them again).
+    ids: [String; 2],
+}
+
+impl Known {
+    fn new(seats: [&str; 4], partners: bool, totals: [i64; 4], ended: DateTime<Utc>) -> Known {
+        // The winners as the match decides them: lowest total (team total with partners).
+        let sides: Vec<Vec<u8>> = if partners {
+            vec![vec![0, 2], vec![1, 3]]
+        } else {
+            (0..4).map(|s| vec![s]).collect()
+        };
+        let side_total = |side: &Vec<u8>| side.iter().map(|&s| totals[s as usize]).sum::<i64>();
+        let low = sides.iter().map(side_total).min().unwrap();
+        let best: Vec<&Vec<u8>> = sides.iter().filter(|s| side_total(s) == low).collect();
+        let winners = if best.len() == 1 {
+            best[0].clone()
+        } else {
+            Vec::new()
+        };
+        Known {
+            table: Uuid::new_v4(),
+            seats: seats.map(str::to_owned),
+            partners,
+            private_room: false,
+            totals,
+            winners,
+            ended,
+            ids: [uuid(), uuid()],
+        }
+    }
+
+    fn events(&self) -> [TableEvent; 2] {
+        let mut rules = Preset::Classic.rules();
+        rules.partners = self.partners;
+        rules.match_length = MatchLength::Hands(1);
+        let admission = if self.private_room {
+            Admission {
+                origin: Origin::PrivateRoom,
+                members: self
+                    .seats
+                    .iter()
+                    .filter(|s| s.starts_with("players/"))
+                    .cloned()
+                    .collect(),
+                spectators: false,
+            }
+        } else {
+            Admission {
+                origin: Origin::QuickPlay,
+                ..Admission::default()
+            }
+        };
+        [
+            TableEvent::TableCreated {
+                rules,
+                seats: self.seats.clone().map(Some),
+                admission,
+            },
+            TableEvent::MatchEnded {
+                totals: self.totals,
+                winners: self.winners.clone(),
+            },
+        ]
+    }
+
+    async fn publish(&self, publisher: &Publisher, ids: &[String; 2]) {
+        for (i, event) in self.events().iter().enumerate() {
+            publisher
+                .at(
+                    self.table,
+                    i as u64 + 1,
+                    &ids[i],
+                    self.ended - chrono::Duration::milliseconds(1 - i as i64),
+                    event,
+                )
+                .await;
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("tables/{}", self.table)
+    }
+}
+
+/// What the crate computes for `matches` (the rated ones, in the order they ended), on the
+/// service's scale: start 1500 ± 500, beta 250; a bot seat at its level's fixed rating ± 100.
+fn expected(matches: &[Known]) -> HashMap<String, (WengLinRating, i64, i64)> {
+    let mut order: Vec<&Known> = matches.iter().collect();
+    order.sort_by_key(|k| (k.ended, k.table));
+    let config = WengLinConfig {
+        beta: 250.0,
+        uncertainty_tolerance: 0.000_001,
+    };
+    let mut ratings: HashMap<String, (WengLinRating, i64, i64)> = HashMap::new();
+    for k in order {
+        let bots = k.seats.iter().filter(|s| s.starts_with("bots/")).count();
+        if k.private_room || bots > 1 {
+            continue;
+        }
+        let skill = |seat: &String| -> WengLinRating {
+            if let Some(level) = seat.strip_prefix("bots/") {
+                let rating = if level.starts_with("easy") {
+                    1200.0
+                } else {
+                    1700.0
+                };
+                WengLinRating {
+                    rating,
+                    uncertainty: 100.0,
+                }
+            } else {
+                ratings.get(seat).map_or(
+                    WengLinRating {
+                        rating: 1500.0,
+                        uncertainty: 500.0,
+                    },
+                    |r| r.0,
+                )
+            }
+        };
+        let sides: Vec<Vec<usize>> = if k.partners {
+            vec![vec![0, 2], vec![1, 3]]
+        } else {
+            (0..4).map(|s| vec![s]).collect()
+        };
+        let totals: Vec<i64> = sides
+            .iter()
+            .map(|side| side.iter().map(|&s| k.totals[s]).sum())
+            .collect();
+        let teams: Vec<Vec<WengLinRating>> = sides
+            .iter()
+            .map(|side| side.iter().map(|&s| skill(&k.seats[s])).collect())
+            .collect();
+        let ranked: Vec<(&[WengLinRating], MultiTeamOutcome)> = teams
+            .iter()
+            .enumerate()
+            .map(|(i, team)| {
+                let place = 1 + totals.iter().filter(|t| **t < totals[i]).count();
+                (&team[..], MultiTeamOutcome::new(place))
+            })
+            .collect();
+        let rated = weng_lin_multi_team(&ranked, &config);
+        for (side, team) in sides.iter().zip(rated) {
+            for (&s, r) in side.iter().zip(team) {
+                let seat = &k.seats[s];
+                if seat.starts_with("players/") {
+                    let won = i64::from(k.winners.contains(&(s as u8)));
+                    let entry = ratings.entry(seat.clone()).or_insert((r, 0, 0));
+                    *entry = (r, entry.1 + 1, entry.2 + won);
+                }
+            }
+        }
+    }
+    ratings
+}
+
+/// Every rating row: player, rating, uncertainty, points, matches, wins.
+async fn rating_rows(pool: &PgPool) -> Vec<(String, f64, f64, i32, i64, i64)> {
+    sqlx::query_as(
+        "SELECT player_id, rating, uncertainty, points, matches, wins FROM ratings
+         ORDER BY player_id",
+    )
+    .fetch_all(pool)
+    .await
+    .unwrap()
+}
+
+/// The ratings equal the crate's computation for `matches`, and nobody else is rated.
+async fn assert_ratings(pool: &PgPool, matches: &[Known]) {
+    let expected = expected(matches);
+    let rows = rating_rows(pool).await;
+    assert_eq!(rows.len(), expected.len(), "{rows:?}");
+    for (player, rating, uncertainty, points, played, won) in rows {
+        let (want, want_played, want_won) = expected[&player];
+        assert!(
+            (rating - want.rating).abs() < 1e-9 && (uncertainty - want.uncertainty).abs() < 1e-9,
+            "{player}: {rating} ± {uncertainty}, the crate says {} ± {}",
+            want.rating,
+            want.uncertainty
+        );
+        assert_eq!(points, want.rating.round() as i32);
+        assert_eq!((played, won), (want_played, want_won), "{player}");
+    }
+}
+
+fn player() -> String {
+    format!("players/{}", Uuid::new_v4())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ratings_are_the_crates_for_known_results_and_a_redelivered_match_changes_nothing() {
+    let Some(scoring) = Scoring::start().await else {
+        return;
+    };
+    let publisher = Publisher::new(&scoring.stack).await;
+    let people: Vec<String> = (0..9).map(|_| player()).collect();
+    let [a, b, c, d, e, f, g, h, i] = std::array::from_fn(|k| people[k].as_str());
+    // Ended seconds ago (this month, but for the few seconds after midnight of the 1st).
+    let t0 = Utc::now() - chrono::Duration::seconds(10);
+    let at = |ms: i64| t0 + chrono::Duration::milliseconds(ms);
+    let mut played = vec![
+        // Alone; seats 1 and 2 share second place.
+        Known::new([a, b, c, d], false, [-101, 50, 50, 200], at(1_000)),
+        // Partners: A and C (team total 30) beat B and E (140).
+        Known::new([a, b, c, e], true, [10, 100, 20, 40], at(2_000)),
+        // One bot seat (easy), which wins: rated at its fixed 1200.
+        Known::new(
+            [e, "bots/easy-1", b, d],
+            false,
+            [300, -101, 0, 50],
+            at(3_000),
+        ),
+        // Partners with a strong bot beside D; a drawn match (equal team totals).
+        Known::new([d, a, "bots/strong-2", c], true, [40, 10, 0, 30], at(4_000)),
+    ];
+    // Not rated: a private room's table, and a table with two bots.
+    let mut room = Known::new([a, b, c, d], false, [0, 10, 20, 30], at(4_500));
+    room.private_room = true;
+    let bots = Known::new(
+        [a, "bots/easy-1", "bots/easy-2", d],
+        false,
+        [0, 10, 20, 30],
+        at(4_600),
+    );
+    for k in played.iter().chain([&room, &bots]) {
+        k.publish(&publisher, &k.ids).await;
+        wait_for_match_end(&scoring.pool, &k.name(), Duration::from_secs(60)).await;
+    }
+    assert_ratings(&scoring.pool, &played).await;
+    let counted: i64 = sqlx::query_scalar("SELECT count(*) FROM rated_matches")
+        .fetch_one(&scoring.pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        counted, 4,
+        "the private room's and the bots' tables are not rated"
+    );
+
+    // A match that ended between the first two arrives last: rated in its place, and the
+    // later matches of its players rated again from there.
+    let late = Known::new([a, b, d, e], false, [20, -101, 60, 60], at(1_500));
+    late.publish(&publisher, &late.ids).await;
+    wait_for_match_end(&scoring.pool, &late.name(), Duration::from_secs(60)).await;
+    played.push(late);
+    assert_ratings(&scoring.pool, &played).await;
+
+    // Delivered again: the same messages, and a copy of them under other message ids; then a
+    // match of four others, which the consumer applies after them (stream order).
+    let before = rating_rows(&scoring.pool).await;
+    let again = played[1].clone();
+    again.publish(&publisher, &again.ids).await;
+    again.publish(&publisher, &[uuid(), uuid()]).await;
+    let marker = Known::new([f, g, h, i], false, [0, 10, 20, 30], at(5_000));
+    marker.publish(&publisher, &marker.ids).await;
+    wait_for_match_end(&scoring.pool, &marker.name(), Duration::from_secs(60)).await;
+    let after: Vec<_> = rating_rows(&scoring.pool)
+        .await
+        .into_iter()
+        .filter(|row| before.iter().any(|b| b.0 == row.0))
+        .collect();
+    assert_eq!(after, before, "the match delivered again changed nothing");
+    played.push(marker);
+    assert_ratings(&scoring.pool, &played).await;
+
+    // The API: a player's rating and statistics, and the board.
+    let mut api = scoring.client().await;
+    let want = expected(&played);
+    let id = a.trim_start_matches("players/");
+    let mine = api
+        .get_rating(req(
+            pb::GetRatingRequest {
+                player: "players/me".into(),
+            },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .expect("a player reads their own rating")
+        .into_inner()
+        .rating
+        .unwrap();
+    let (rating, matches, wins) = want[a];
+    assert_eq!(mine.rating, rating.rating.round() as i32);
+    assert!((mine.uncertainty - rating.uncertainty).abs() < 1e-9);
+    assert_eq!((mine.matches, mine.wins), (matches, wins));
+    assert!((mine.win_rate - wins as f64 / matches as f64).abs() < 1e-12);
+    assert!(mine.provisional, "four matches are not enough");
+    assert_eq!(
+        mine.rank, None,
+        "fewer than the all-time board's 10 matches"
+    );
+    let theirs = api
+        .get_rating(req(
+            pb::GetRatingRequest { player: b.into() },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .expect("ratings are public")
+        .into_inner()
+        .rating
+        .unwrap();
+    assert_eq!(theirs.rating, want[b].0.rating.round() as i32);
+    let newcomer = api
+        .get_rating(req(
+            pb::GetRatingRequest { player: player() },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .rating
+        .unwrap();
+    assert_eq!(
+        (newcomer.rating, newcomer.matches, newcomer.provisional),
+        (1500, 0, true)
+    );
+    let bad = api
+        .get_rating(req(
+            pb::GetRatingRequest {
+                player: "tables/x".into(),
+            },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    assert_eq!(
+        bad.get_error_details().error_info().unwrap().reason,
+        "invalid_name"
+    );
+
+    // This month's board, around A: best first, equal results sharing a place.
+    let board = api
+        .list_leaderboard(req(
+            pb::ListLeaderboardRequest {
+                period: pb::StandingsPeriod::Month as i32,
+                around_me: true,
+                ..Default::default()
+            },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .expect("the month's board")
+        .into_inner();
+    let me = board.me.expect("A played rated matches this month");
+    assert_eq!(me.player.as_ref().unwrap().player, a);
+    assert_eq!(me.rating, rating.rating.round() as i32);
+    // A: first alone (3 opponents behind), second of four (2), a partners win (2 opponents),
+    // a partners draw (two halves).
+    assert_eq!((me.score, me.matches), (8.0, 4));
+    let ranks: Vec<i32> = board.entries.iter().map(|e| e.rank).collect();
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+    for pair in board.entries.windows(2) {
+        let (x, y) = (&pair[0], &pair[1]);
+        assert!(
+            x.score > y.score || (x.score == y.score && x.matches <= y.matches),
+            "best first: {x:?} {y:?}"
+        );
+        if x.score == y.score && x.matches == y.matches {
+            assert_eq!(x.rank, y.rank, "equal results share a place");
+        }
+    }
+
+    // The standings, kept at write time: best first, equal results sharing a place, and a
+    // player's own place (GetStanding) the one the list shows.
+    let standings = api
+        .list_standings(req(
+            pb::ListStandingsRequest {
+                period: pb::StandingsPeriod::Month as i32,
+                page_size: 500,
+                ..Default::default()
+            },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .standings;
+    assert!(standings.len() >= 9, "{standings:?}");
+    for (n, pair) in standings.windows(2).enumerate() {
+        let (x, y) = (&pair[0], &pair[1]);
+        let key = |s: &pb::Standing| (-s.matches_won, s.mean_match_total, -s.matches_played);
+        assert!(key(x) <= key(y), "best first: {x:?} {y:?}");
+        if key(x) == key(y) {
+            assert_eq!(x.rank, y.rank, "equal results share a place");
+        } else {
+            assert_eq!(y.rank, n as i32 + 2, "the place after a shared one skips");
+        }
+    }
+    let own = api
+        .get_standing(req(
+            pb::GetStandingRequest {
+                player: "players/me".into(),
+                period: pb::StandingsPeriod::Month as i32,
+            },
+            id,
+            &[Role::Player],
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .standing
+        .unwrap();
+    let listed = standings
+        .iter()
+        .find(|s| s.player.as_ref().unwrap().player == a)
+        .unwrap();
+    assert_eq!(&own, listed);
+
+    scoring.stop().await;
+}
