@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use common::*;
 use okey_platform::auth::Role;
-use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
 use okey_table::TableEvent;
 use tonic::Code;
@@ -33,13 +32,15 @@ fn reason(status: &tonic::Status) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_five_hand_match_adds_up_to_the_tables_totals_and_every_hand_verifies() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(Scoring {
+        stack,
+        service: scoring,
+        pool,
+        ..
+    }) = Scoring::start().await
+    else {
         return;
     };
-    let stack = Stack::start(&infra).await;
-    let env = stack.scoring_env.clone();
-    let scoring = stack.scoring(&env).await;
-    let pool = Stack::scoring_pool(&env).await;
     let person = uuid();
     let table = bots_match(&stack, Some(&person), rules(5)).await;
     wait_for_match_end(&pool, &table, Duration::from_secs(240)).await;

@@ -8,19 +8,20 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use okey_platform::auth::Role;
-use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
 use tonic_types::StatusExt;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_status_shows_the_consumer_caught_up_and_only_operators_read_it() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(Scoring {
+        stack,
+        service: scoring,
+        pool,
+        ..
+    }) = Scoring::start().await
+    else {
         return;
     };
-    let stack = Stack::start(&infra).await;
-    let env = stack.scoring_env.clone();
-    let scoring = stack.scoring(&env).await;
-    let pool = Stack::scoring_pool(&env).await;
     let table = bots_match(&stack, None, rules(1)).await;
     wait_for_match_end(&pool, &table, Duration::from_secs(120)).await;
     let events = stack.table_events(&table).await.len() as i64;

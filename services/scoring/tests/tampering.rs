@@ -9,71 +9,27 @@ mod common;
 
 use std::time::Duration;
 
-use async_nats::HeaderMap;
-use async_nats::jetstream;
 use common::*;
 use okey_bots::{Bot, Level};
 use okey_platform::auth::Role;
-use okey_platform::testing::TestInfra;
 use okey_proto::v1 as pb;
 use okey_rules::matches::{HandResult, Match};
 use okey_rules::{
     Command, Event, Hand, HandEnd, MatchLength, Outcome, PenaltyReason, Preset, SeatView,
 };
-use okey_table::{Admission, Published, TableEvent, hex, seed_hash};
-
-struct Publisher {
-    js: jetstream::Context,
-    prefix: String,
-}
-
-impl Publisher {
-    async fn new(stack: &Stack) -> Publisher {
-        let client = async_nats::connect(&stack.infra.nats_url).await.unwrap();
-        Publisher {
-            js: jetstream::new(client),
-            prefix: stack.table_settings.nats.subject_prefix.clone(),
-        }
-    }
-
-    async fn raw(&self, table: uuid::Uuid, version: u64, payload: Vec<u8>) {
-        let mut headers = HeaderMap::new();
-        headers.insert("Nats-Msg-Id", uuid().as_str());
-        headers.insert("Okey-Table", table.to_string().as_str());
-        headers.insert("Okey-Version", version.to_string().as_str());
-        self.js
-            .publish_with_headers(
-                format!("{}.table.{table}.events", self.prefix),
-                headers,
-                payload.into(),
-            )
-            .await
-            .unwrap()
-            .await
-            .unwrap();
-    }
-
-    async fn event(&self, table: uuid::Uuid, version: u64, event: &TableEvent) {
-        let published = Published::public(
-            format!("tables/{table}"),
-            version,
-            uuid(),
-            chrono::Utc::now().to_rfc3339(),
-            event,
-        );
-        self.raw(table, version, published.encode()).await;
-    }
-}
+use okey_table::{Admission, TableEvent, hex, seed_hash};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_changed_score_is_caught_and_a_cancelled_hand_voids_its_penalties() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(Scoring {
+        stack,
+        service: scoring,
+        pool,
+        ..
+    }) = Scoring::start().await
+    else {
         return;
     };
-    let stack = Stack::start(&infra).await;
-    let env = stack.scoring_env.clone();
-    let scoring = stack.scoring(&env).await;
-    let pool = Stack::scoring_pool(&env).await;
     let real = bots_match(&stack, None, rules(2)).await;
     wait_for_match_end(&pool, &real, Duration::from_secs(180)).await;
     let publisher = Publisher::new(&stack).await;
@@ -325,13 +281,15 @@ fn hand_with_an_okey_discarded(seed: [u8; 32]) -> Vec<TableEvent> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_penalty_changed_where_the_totals_cannot_show_it_is_caught_at_its_event() {
-    let Some(infra) = TestInfra::from_env() else {
+    let Some(Scoring {
+        stack,
+        service: scoring,
+        pool,
+        ..
+    }) = Scoring::start().await
+    else {
         return;
     };
-    let stack = Stack::start(&infra).await;
-    let env = stack.scoring_env.clone();
-    let scoring = stack.scoring(&env).await;
-    let pool = Stack::scoring_pool(&env).await;
     let publisher = Publisher::new(&stack).await;
     let events = hand_with_an_okey_discarded([7; 32]);
     let at = events
