@@ -106,6 +106,9 @@ write_env() {
 OKEY_TEST_DATABASE_URL=postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/postgres
 OKEY_TEST_NATS_URL=nats://127.0.0.1:$NATS_PORT
 OKEY_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT
+# Server programs, for the fault tests that start (and stop) servers of their own.
+OKEY_TEST_NATS_SERVER=$VENV/bin/nats-server
+OKEY_TEST_PG_BINDIR=$(pg_bindir)
 ENV
 }
 

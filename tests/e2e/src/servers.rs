@@ -1,0 +1,336 @@
+//! Servers a fault test starts for itself: PostgreSQL, Redis and NATS (JetStream) on free
+//! loopback ports with their data in a temporary directory, so the test can stop, restart or
+//! flush them without touching the shared infrastructure (`deploy/infra.sh`) that other tests use
+//! at the same time. Where the server programs are: `OKEY_TEST_PG_BINDIR` and
+//! `OKEY_TEST_NATS_SERVER` (written to `.run/infra.env` by `deploy/infra.sh up`), else the newest
+//! `/usr/lib/postgresql/*/bin` and `nats-server` on the `PATH`; `redis-server` on the `PATH`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use okey_platform::testing::free_port;
+
+/// A fresh directory under the system's temporary directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(what: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "okey-e2e-{what}-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Waits until something accepts TCP connections on `port` (within `within`).
+pub fn wait_port(port: u16, within: Duration) -> Result<(), String> {
+    let deadline = Instant::now() + within;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    loop {
+        if std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("nothing answers on port {port} after {within:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends SIGTERM to `child` and waits for it to exit (SIGKILL after `grace`).
+fn terminate(child: &mut Child, grace: Duration) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn running_as_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// The directory of PostgreSQL's server programs (`initdb`, `pg_ctl`).
+fn pg_bindir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("OKEY_TEST_PG_BINDIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Ok(out) = Command::new("pg_config").arg("--bindir").output() {
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if dir.join("initdb").exists() {
+            return dir;
+        }
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").exists().then_some((v, bin))
+        })
+        .collect();
+    versions.sort();
+    versions
+        .pop()
+        .map(|(_, bin)| bin)
+        .expect("PostgreSQL's server programs (set OKEY_TEST_PG_BINDIR, or run deploy/infra.sh up)")
+}
+
+/// A PostgreSQL cluster of the test's own (role `okey`, trusted on loopback).
+pub struct OwnPostgres {
+    pub port: u16,
+    bindir: PathBuf,
+    data: PathBuf,
+    as_postgres: bool,
+    scratch: Scratch,
+}
+
+impl OwnPostgres {
+    /// initdb and start (about a second).
+    pub fn start() -> OwnPostgres {
+        let scratch = Scratch::new("pg");
+        let as_postgres = running_as_root();
+        let pg = OwnPostgres {
+            port: free_port(),
+            bindir: pg_bindir(),
+            data: scratch.0.join("data"),
+            as_postgres,
+            scratch,
+        };
+        if as_postgres {
+            // PostgreSQL refuses to run as root: the cluster belongs to the postgres user.
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&pg.scratch.0)
+                .status()
+                .expect("chown runs");
+            assert!(status.success(), "chown of the PostgreSQL directory");
+        }
+        let data = pg.data.display().to_string();
+        pg.run(
+            "initdb",
+            &["-D", &data, "-U", "okey", "--auth=trust", "-E", "UTF8"],
+        );
+        pg.start_server();
+        pg
+    }
+
+    /// `program` of PostgreSQL's, to run as the postgres user when this test runs as root.
+    fn command(&self, program: &str) -> Command {
+        let path = self.bindir.join(program);
+        if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(path);
+            c
+        } else {
+            Command::new(path)
+        }
+    }
+
+    fn run(&self, program: &str, args: &[&str]) {
+        let out = self
+            .command(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("{program} runs: {e}"));
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn start_server(&self) {
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c max_connections=100 -c fsync=off",
+            self.port,
+            self.scratch.0.display()
+        );
+        let log = self.scratch.0.join("postgres.log").display().to_string();
+        let data = self.data.display().to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &options, "start",
+            ],
+        );
+    }
+
+    /// A URL of the cluster's `postgres` database (services replace the database part).
+    pub fn url(&self) -> String {
+        format!("postgres://okey@127.0.0.1:{}/postgres", self.port)
+    }
+
+    /// Stops the server with a fast shutdown (sessions are disconnected, then a checkpoint).
+    pub fn stop_fast(&self) {
+        let data = self.data.display().to_string();
+        self.run(
+            "pg_ctl",
+            &["-D", &data, "-m", "fast", "-w", "-t", "60", "stop"],
+        );
+    }
+
+    /// Starts it again on the same port.
+    pub fn start_again(&self) {
+        self.start_server();
+    }
+
+    /// Where the server's log is.
+    pub fn log(&self) -> &Path {
+        &self.scratch.0
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let data = self.data.display().to_string();
+        let _ = self
+            .command("pg_ctl")
+            .args(["-D", &data, "-m", "immediate", "-w", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A Redis server of the test's own (no persistence: a restart loses every key).
+pub struct OwnRedis {
+    pub port: u16,
+    child: Option<Child>,
+    scratch: Scratch,
+}
+
+impl OwnRedis {
+    pub fn start() -> OwnRedis {
+        let mut redis = OwnRedis {
+            port: free_port(),
+            child: None,
+            scratch: Scratch::new("redis"),
+        };
+        redis.start_again();
+        redis
+    }
+
+    /// Starts the server (again) on its port.
+    pub fn start_again(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&self.scratch.0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts (apt-get install redis-server)");
+        self.child = Some(child);
+        wait_port(self.port, Duration::from_secs(20)).expect("Redis answers");
+    }
+
+    /// Stops the server (SIGTERM).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            terminate(&mut child, Duration::from_secs(10));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A NATS server with JetStream of the test's own; its store survives a restart.
+pub struct OwnNats {
+    pub port: u16,
+    program: PathBuf,
+    child: Option<Child>,
+    scratch: Scratch,
+}
+
+impl OwnNats {
+    pub fn start() -> OwnNats {
+        let program = std::env::var_os("OKEY_TEST_NATS_SERVER")
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("nats-server"));
+        let mut nats = OwnNats {
+            port: free_port(),
+            program,
+            child: None,
+            scratch: Scratch::new("nats"),
+        };
+        nats.start_again();
+        nats
+    }
+
+    /// Starts the server (again) on its port, with the same JetStream store.
+    pub fn start_again(&mut self) {
+        let child = Command::new(&self.program)
+            .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .arg("-sd")
+            .arg(self.scratch.0.join("store"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{} starts (set OKEY_TEST_NATS_SERVER or run deploy/infra.sh up): {e}",
+                    self.program.display()
+                )
+            });
+        self.child = Some(child);
+        wait_port(self.port, Duration::from_secs(20)).expect("NATS answers");
+    }
+
+    /// Stops the server (SIGTERM: it shuts down cleanly, keeping its store).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            terminate(&mut child, Duration::from_secs(10));
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for OwnNats {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
