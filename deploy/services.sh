@@ -73,7 +73,8 @@ service_env() {
       ;;
     matchmaking)
       printf '%s\0' "OKEY_SERVICE_CLIENT__ACCOUNTS_URL=$accounts_url" \
-        "OKEY_MATCHMAKING__TABLE_URL=http://127.0.0.1:${SERVICE_PORT[table]}"
+        "OKEY_MATCHMAKING__TABLE_URL=http://127.0.0.1:${SERVICE_PORT[table]}" \
+        "OKEY_MATCHMAKING__SCORING_URL=http://127.0.0.1:${SERVICE_PORT[scoring]}"
       [ -n "${OKEY_SERVICE_CLIENT__ID:-}" ] ||
         printf '%s\0' "OKEY_SERVICE_CLIENT__ID=$DEV_SERVICE_ID" "OKEY_SERVICE_CLIENT__SECRET=$(cat "$DEV_SERVICE_SECRET")"
       [ -n "${OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS:-}" ] ||

@@ -158,6 +158,7 @@ async fn write_queue(store: &Store, rules: &RuleSet, n: usize) {
                         rules: rules.clone(),
                         allow_bots: false,
                         bot_level: BotLevel::Default,
+                        rating: matchmaking::domain::NEW_PLAYER_RATING,
                         now,
                         expires_at: now + Duration::from_secs(3600),
                     })

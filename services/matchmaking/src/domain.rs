@@ -197,6 +197,129 @@ pub fn normalise_code(typed: &str) -> Option<String> {
     (code.len() == CODE_LEN && code.bytes().all(|b| CODE_ALPHABET.contains(&b))).then_some(code)
 }
 
+/// The rating a ticket searches with when the scoring service has none for its player (a new
+/// player's, on the scoring service's scale).
+pub const NEW_PLAYER_RATING: i32 = 1500;
+
+/// How far from its own rating a ticket accepts the others of its table, widening with its wait
+/// (setting `matchmaking.rating_windows`, e.g. `0:100,5:250,10:any`: ±100 from the start, ±250
+/// after 5 s, anyone after 10 s). Steps are seconds waited and the half-width in rating points.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RatingWindows(Vec<(u64, Option<u32>)>);
+
+impl RatingWindows {
+    /// Reads `secs:width` steps separated by commas, `any` for no limit, in increasing seconds,
+    /// the first at 0 s.
+    pub fn parse(text: &str) -> Result<RatingWindows, String> {
+        let mut steps = Vec::new();
+        for step in text.split(',').map(str::trim) {
+            let (secs, width) = step
+                .split_once(':')
+                .ok_or_else(|| format!("`{step}` is not seconds:width"))?;
+            let secs: u64 = secs
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{secs}` is not a number of seconds"))?;
+            let width = match width.trim() {
+                "any" => None,
+                w => Some(
+                    w.parse::<u32>()
+                        .map_err(|_| format!("`{w}` is not a rating width or `any`"))?,
+                ),
+            };
+            if let Some((before, _)) = steps.last()
+                && *before >= secs
+            {
+                return Err("the steps' seconds must increase".into());
+            }
+            steps.push((secs, width));
+        }
+        if steps.first().map(|s| s.0) != Some(0) {
+            return Err("the first step is at 0 s".into());
+        }
+        Ok(RatingWindows(steps))
+    }
+
+    /// The half-width after waiting `waited` seconds; `None`: anyone.
+    pub fn width(&self, waited: i64) -> Option<u32> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(secs, _)| waited >= *secs as i64)
+            .map_or(self.0.first().and_then(|s| s.1), |s| s.1)
+    }
+
+    /// Whether two tickets accept each other at `now` (each from its own window).
+    pub fn fit(&self, a: &Waiting, b: &Waiting, now: DateTime<Utc>) -> bool {
+        self.accepts(a, b.rating, now) && self.accepts(b, a.rating, now)
+    }
+
+    /// Whether ticket `a` accepts a player of `rating` at `now` (from its own window).
+    fn accepts(&self, a: &Waiting, rating: i32, now: DateTime<Utc>) -> bool {
+        match self.width((now - a.created_at).num_seconds()) {
+            None => true,
+            Some(width) => {
+                (i64::from(a.rating) - i64::from(rating)).unsigned_abs() <= u64::from(width)
+            }
+        }
+    }
+
+    /// Tables of four from `waiting` (longest waiting first), each ticket's window holding
+    /// every other's rating: the longest-waiting ticket not yet placed takes, in order of
+    /// waiting, every ticket that it and those already with it accept, until four; a ticket
+    /// that finds no three leaves the others to try. Returns the indices of each table.
+    pub fn tables(&self, waiting: &[Waiting], now: DateTime<Utc>) -> Vec<[usize; 4]> {
+        let mut placed = vec![false; waiting.len()];
+        let mut tables = Vec::new();
+        for (first, _) in waiting.iter().enumerate() {
+            if placed[first] {
+                continue;
+            }
+            let mut group = vec![first];
+            for (other, candidate) in waiting.iter().enumerate().skip(first + 1) {
+                if group.len() == 4 {
+                    break;
+                }
+                let fits =
+                    !placed[other] && group.iter().all(|&g| self.fit(&waiting[g], candidate, now));
+                if fits {
+                    group.push(other);
+                }
+            }
+            if let [a, b, c, d] = group[..] {
+                for &g in &group {
+                    placed[g] = true;
+                }
+                tables.push([a, b, c, d]);
+            }
+        }
+        tables
+    }
+}
+
+/// A searching ticket as the matcher groups it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waiting {
+    pub created_at: DateTime<Utc>,
+    pub rating: i32,
+}
+
+/// The level of the bots a ticket gets after its wait: the level it asked for, or for the
+/// server's default the bot level whose fixed rating (`okey_bots::Level::rating`: easy 1200,
+/// strong 1700) is nearer the ticket's rating (a tie goes to the strong bot).
+pub fn bot_level_for(asked: BotLevel, rating: i32) -> BotLevel {
+    if asked != BotLevel::Default {
+        return asked;
+    }
+    let easy = (rating - okey_bots::Level::Easy.rating()).abs();
+    let strong = (rating - okey_bots::Level::Strong.rating()).abs();
+    if easy < strong {
+        BotLevel::Easy
+    } else {
+        BotLevel::Hard
+    }
+}
+
 /// Why a matchmaking operation failed. Nothing changed. `grpc` maps each to one status.
 #[derive(Debug, thiserror::Error)]
 pub enum MatchmakingError {
@@ -256,6 +379,59 @@ mod tests {
         };
         assert_ne!(rules_key(&classic), rules_key(&partners));
         assert_ne!(rules_key(&classic), rules_key(&Preset::Yudum.rules()));
+    }
+
+    #[test]
+    fn rating_windows_widen_with_the_wait() {
+        let w = RatingWindows::parse("0:100, 5:250, 10:any").unwrap();
+        assert_eq!(
+            (w.width(0), w.width(4), w.width(5), w.width(9)),
+            (Some(100), Some(100), Some(250), Some(250))
+        );
+        assert_eq!(w.width(10), None);
+        assert!(RatingWindows::parse("5:100").is_err());
+        assert!(RatingWindows::parse("0:100,0:200").is_err());
+        assert!(RatingWindows::parse("0:wide").is_err());
+    }
+
+    #[test]
+    fn far_apart_ratings_share_a_table_only_once_every_window_holds_them() {
+        let w = RatingWindows::parse("0:100,5:250,10:any").unwrap();
+        let t0 = DateTime::<Utc>::UNIX_EPOCH;
+        let at = |secs: i64, rating: i32| Waiting {
+            created_at: t0 + chrono::Duration::seconds(secs),
+            rating,
+        };
+        // Two near 2000 and two near 1000, all waiting since 0 s, and four new at 1500.
+        let waiting = [
+            at(0, 2000),
+            at(0, 1000),
+            at(0, 2050),
+            at(0, 980),
+            at(5, 1500),
+            at(5, 1520),
+            at(5, 1480),
+            at(5, 1500),
+        ];
+        let s = |secs: i64| t0 + chrono::Duration::seconds(secs);
+        assert_eq!(w.tables(&waiting[..4], s(0)), Vec::<[usize; 4]>::new());
+        assert_eq!(
+            w.tables(&waiting, s(5)),
+            vec![[4, 5, 6, 7]],
+            "±250 is not enough"
+        );
+        assert_eq!(w.tables(&waiting[..4], s(10)), vec![[0, 1, 2, 3]]);
+        // Only when every one of the four accepts: a new ticket holds a far table back.
+        let mixed = [at(0, 2000), at(0, 1000), at(0, 2050), at(10, 980)];
+        assert_eq!(w.tables(&mixed, s(10)), Vec::<[usize; 4]>::new());
+        assert_eq!(w.tables(&mixed, s(20)), vec![[0, 1, 2, 3]]);
+    }
+
+    #[test]
+    fn the_default_bot_level_is_the_one_nearest_the_rating() {
+        assert_eq!(bot_level_for(BotLevel::Default, 1100), BotLevel::Easy);
+        assert_eq!(bot_level_for(BotLevel::Default, 1500), BotLevel::Hard);
+        assert_eq!(bot_level_for(BotLevel::Easy, 2400), BotLevel::Easy);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use tokio::sync::{Notify, Semaphore, mpsc};
 use uuid::Uuid;
 
 use crate::clock::Clock;
-use crate::domain::MatchmakingError;
+use crate::domain::{MatchmakingError, RatingWindows};
 use crate::store::{Claim, Store};
 use crate::tables::{CreateError, Tables};
 
@@ -65,6 +65,7 @@ pub struct Matcher {
     tables: Tables,
     clock: Arc<dyn Clock>,
     timing: Timing,
+    windows: RatingWindows,
     wake: Wake,
 }
 
@@ -74,6 +75,7 @@ impl Matcher {
         tables: Tables,
         clock: Arc<dyn Clock>,
         timing: Timing,
+        windows: RatingWindows,
         wake: Wake,
     ) -> Matcher {
         Matcher {
@@ -81,6 +83,7 @@ impl Matcher {
             tables,
             clock,
             timing,
+            windows,
             wake,
         }
     }
@@ -138,14 +141,16 @@ impl Matcher {
                 let now = self.clock.now();
                 let claims = self
                     .store
-                    .claim_groups(&key, CLAIM_BATCH, now, self.lease_until(now))
+                    .claim_groups(&key, CLAIM_BATCH, now, self.lease_until(now), &self.windows)
                     .await?;
                 let full = claims.len() == CLAIM_BATCH;
                 for (slot, claim) in room.zip(claims) {
                     slot.send(claim);
                 }
                 if !full {
-                    break; // fewer than a batch were free: the queue is empty (or others hold it)
+                    // Fewer than a batch fit: the queue is empty, others hold it, or the tickets
+                    // left wait for their rating windows to widen.
+                    break;
                 }
             }
         }
@@ -154,7 +159,7 @@ impl Matcher {
             let now = self.clock.now();
             if let Some(claim) = self
                 .store
-                .claim_bot_fill(ticket, now, self.lease_until(now))
+                .claim_bot_fill(ticket, now, self.lease_until(now), &self.windows)
                 .await?
             {
                 queue.send(claim).await.map_err(|_| stopped())?;

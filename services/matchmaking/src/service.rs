@@ -19,6 +19,7 @@ use crate::domain::{BotLevel, MatchmakingError, Occupant, Room, RoomState, Ticke
 use crate::limiter::JoinLimiter;
 use crate::matcher::{Wake, finish};
 use crate::notices::{Notice, Notices};
+use crate::ratings::Ratings;
 use crate::store::{NewTicket, RoomChange, Store};
 use crate::tables::Tables;
 
@@ -31,6 +32,7 @@ const RECHECK: Duration = Duration::from_secs(10);
 pub struct Matchmaking {
     store: Store,
     tables: Tables,
+    ratings: Ratings,
     clock: Arc<dyn Clock>,
     notices: Notices,
     limiter: JoinLimiter,
@@ -66,6 +68,7 @@ impl Matchmaking {
     pub fn new(
         store: Store,
         tables: Tables,
+        ratings: Ratings,
         clock: Arc<dyn Clock>,
         notices: Notices,
         limiter: JoinLimiter,
@@ -75,6 +78,7 @@ impl Matchmaking {
         Matchmaking {
             store,
             tables,
+            ratings,
             clock,
             notices,
             limiter,
@@ -88,8 +92,8 @@ impl Matchmaking {
 
     // ----- Tickets ---------------------------------------------------------------------------
 
-    /// Opens a ticket (or returns the caller's open one with the same rules) and wakes the
-    /// matcher.
+    /// Opens a ticket (or returns the caller's open one with the same rules) at the player's
+    /// rating (asked of scoring) and wakes the matcher.
     pub async fn find_table(
         &self,
         player: Uuid,
@@ -98,6 +102,7 @@ impl Matchmaking {
         allow_bots: bool,
         bot_level: BotLevel,
     ) -> Result<Ticket, MatchmakingError> {
+        let rating = self.ratings.of(player).await;
         let now = self.clock.now();
         let wait = if allow_bots {
             self.bot_fill_after
@@ -112,6 +117,7 @@ impl Matchmaking {
                 rules,
                 allow_bots,
                 bot_level,
+                rating,
                 now,
                 expires_at: now + wait,
             })

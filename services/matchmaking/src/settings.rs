@@ -1,9 +1,12 @@
 //! The matchmaking service's own settings, read through the platform's layers (defaults, file,
-//! `OKEY_…` variables: `okey_platform::Settings::own`): quick play and private rooms
+//! `OKEY_…` variables: `okey_platform::Settings::own`): quick play (with its rating windows) and
+//! private rooms
 //! (`[matchmaking]`, `OKEY_MATCHMAKING__…`).
 
 use okey_platform::settings::ServiceSettings;
 use serde::Deserialize;
+
+use crate::domain::RatingWindows;
 
 /// What the matchmaking service reads besides the shared sections.
 #[derive(Debug, Clone, Deserialize)]
@@ -19,6 +22,13 @@ pub struct MatchmakingSettings {
 pub struct QueueSettings {
     /// The table service's gRPC address (`http://host:port`), where matched tables are created.
     pub table_url: String,
+    /// The scoring service's gRPC address, asked each new ticket's player's rating (GetRating,
+    /// with this service's token); empty: every ticket searches at the new player's 1500.
+    pub scoring_url: String,
+    /// The rating window of a ticket, widening with its wait: `seconds:width` steps (width in
+    /// rating points either side, or `any`), e.g. `0:100,5:250,10:any`. A table forms only of
+    /// tickets whose windows all hold each other's ratings.
+    pub rating_windows: String,
     /// A quick-play ticket that allows bots gets them for its empty seats after this long.
     pub bot_fill_after_secs: u64,
     /// A quick-play ticket without bots is EXPIRED after this long unmatched.
@@ -41,6 +51,8 @@ impl ServiceSettings for MatchmakingSettings {
     const DEFAULTS: &'static str = r#"
 [matchmaking]
 table_url = "http://127.0.0.1:50053"
+scoring_url = "http://127.0.0.1:50054"
+rating_windows = "0:100,5:250,10:any"
 bot_fill_after_secs = 15
 ticket_ttl_secs = 120
 tick_ms = 100
@@ -68,6 +80,7 @@ join_window_secs = 60
         if m.tick_ms > 250 {
             return Err(("matchmaking.tick_ms", "must be at most 250".into()));
         }
+        RatingWindows::parse(&m.rating_windows).map_err(|e| ("matchmaking.rating_windows", e))?;
         Ok(())
     }
 }
@@ -96,5 +109,7 @@ mod tests {
         assert!(err.contains("matchmaking.tick_ms"), "{err}");
         let err = own(&[("OKEY_MATCHMAKING__JOIN_ATTEMPTS", "0")]).unwrap_err();
         assert!(err.contains("matchmaking.join_attempts"), "{err}");
+        let err = own(&[("OKEY_MATCHMAKING__RATING_WINDOWS", "5:100")]).unwrap_err();
+        assert!(err.contains("matchmaking.rating_windows"), "{err}");
     }
 }

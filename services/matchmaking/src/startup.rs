@@ -15,10 +15,12 @@ use okey_proto::v1::matchmaking_service_server::MatchmakingServiceServer;
 use tokio::task::JoinHandle;
 
 use crate::clock::{Clock, SystemClock};
+use crate::domain::RatingWindows;
 use crate::grpc::MatchmakingApi;
 use crate::limiter::JoinLimiter;
 use crate::matcher::{Matcher, Timing, Wake};
 use crate::notices::Notices;
+use crate::ratings::Ratings;
 use crate::service::{Matchmaking, Timeouts};
 use crate::settings::MatchmakingSettings;
 use crate::store::Store;
@@ -100,7 +102,11 @@ impl Application {
             );
         }
         let tokens = ServiceTokens::new(&settings.service_client);
+        let ratings =
+            Ratings::new(&m.scoring_url, tokens.clone()).map_err(StartupError::Settings)?;
         let tables = Tables::new(&m.table_url, tokens).map_err(StartupError::Settings)?;
+        let windows = RatingWindows::parse(&m.rating_windows)
+            .map_err(|e| StartupError::Settings(format!("matchmaking.rating_windows: {e}")))?;
         let host = ServiceHost::bind(&settings.server).await?;
         let dependencies = Dependencies::connect(settings, NEEDS).await?;
         let (Some(pool), Some(redis)) = (dependencies.postgres.clone(), dependencies.redis.clone())
@@ -118,11 +124,13 @@ impl Application {
             tables.clone(),
             clock.clone(),
             timing,
+            windows,
             wake.clone(),
         );
         let service = Matchmaking::new(
             store,
             tables,
+            ratings,
             clock,
             Notices::start(settings.database.url.clone()),
             JoinLimiter::new(

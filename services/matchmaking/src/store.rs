@@ -32,8 +32,27 @@ use sqlx::{PgExecutor, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use crate::domain::{
-    BotLevel, MatchmakingError, Occupant, Room, RoomState, Ticket, TicketState, rules_key,
+    BotLevel, MatchmakingError, Occupant, RatingWindows, Room, RoomState, Ticket, TicketState,
+    Waiting, bot_level_for, rules_key,
 };
+
+/// A free ticket as a claim reads it: ticket, player, rules, when it opened, its rating.
+type Candidate = (Uuid, Uuid, Json<RuleSet>, DateTime<Utc>, i32);
+
+/// A due bot-fill ticket: ticket, player, rules, queue key, bot level, opened, rating.
+type DueTicket = (
+    Uuid,
+    Uuid,
+    Json<RuleSet>,
+    String,
+    String,
+    DateTime<Utc>,
+    i32,
+);
+
+/// Tickets read per group a claim may form: the longest waiting four times over, so that tickets
+/// whose windows hold nobody yet leave room for those that fit.
+pub const CANDIDATES_PER_GROUP: usize = 4;
 
 /// Where a table comes from, as the claim records it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +91,8 @@ pub struct NewTicket {
     pub rules: RuleSet,
     pub allow_bots: bool,
     pub bot_level: BotLevel,
+    /// The player's rating (from scoring), which the rating windows compare.
+    pub rating: i32,
     pub now: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
 }
@@ -284,9 +305,10 @@ impl Store {
         for _ in 0..3 {
             let inserted: Option<Uuid> = sqlx::query_scalar(
                 "INSERT INTO tickets (ticket_id, player_id, rules, rules_key, allow_bots, \
-                     bot_level, state, created_at, expires_at, fill_at, request_id, updated_at) \
+                     bot_level, state, created_at, expires_at, fill_at, request_id, updated_at, \
+                     rating) \
                  VALUES ($1, $2, $3, $4, $5, $6, 'searching', $7, $8, \
-                     CASE WHEN $5 THEN $8 END, $9, $7) \
+                     CASE WHEN $5 THEN $8 END, $9, $7, $10) \
                  ON CONFLICT DO NOTHING RETURNING ticket_id",
             )
             .bind(Uuid::new_v4())
@@ -298,6 +320,7 @@ impl Store {
             .bind(new.now)
             .bind(new.expires_at)
             .bind(&new.request_id)
+            .bind(new.rating)
             .fetch_optional(&self.pool)
             .await?;
             if let Some(id) = inserted {
@@ -371,33 +394,46 @@ impl Store {
         .await?)
     }
 
-    /// Takes the longest-waiting free tickets of `key`, four by four, into up to `groups` claims
-    /// in one transaction of three statements, whatever the number of groups (one commit for the
-    /// batch, not one per table: a queue of thousands is claimed as fast as tables can be made);
-    /// nothing when fewer than four are free (locked ones are skipped, never waited for).
+    /// Takes the longest-waiting free tickets of `key` into up to `groups` claims of four whose
+    /// rating windows all hold each other's ratings (`RatingWindows::tables`), in one
+    /// transaction of three statements, whatever the number of groups (one commit for the batch,
+    /// not one per table: a queue of thousands is claimed as fast as tables can be made); nothing
+    /// when no four fit (locked ones are skipped, never waited for). It looks at the
+    /// [`CANDIDATES_PER_GROUP`] × `groups` longest waiting, so a ticket that fits nobody yet does
+    /// not hide the others behind it.
     pub async fn claim_groups(
         &self,
         key: &str,
         groups: usize,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
+        windows: &RatingWindows,
     ) -> Result<Vec<Claim>, MatchmakingError> {
         let mut tx = self.pool.begin().await?;
-        let rows: Vec<(Uuid, Uuid, Json<RuleSet>)> = sqlx::query_as(
-            "SELECT ticket_id, player_id, rules FROM tickets \
+        let rows: Vec<Candidate> = sqlx::query_as(
+            "SELECT ticket_id, player_id, rules, created_at, rating FROM tickets \
              WHERE rules_key = $1 AND state = 'searching' AND claim_id IS NULL \
              ORDER BY created_at, ticket_id LIMIT $2 FOR UPDATE SKIP LOCKED",
         )
         .bind(key)
-        .bind((groups.max(1) * 4) as i64)
+        .bind((groups.max(1) * 4 * CANDIDATES_PER_GROUP) as i64)
         .fetch_all(&mut *tx)
         .await?;
-        let Some((_, _, Json(rules))) = rows.first() else {
+        let Some((_, _, Json(rules), _, _)) = rows.first() else {
             return Ok(Vec::new());
         };
-        let picked: Vec<Vec<(Uuid, Uuid)>> = rows
-            .chunks_exact(4)
-            .map(|group| group.iter().map(|(t, p, _)| (*t, *p)).collect())
+        let waiting: Vec<Waiting> = rows
+            .iter()
+            .map(|(_, _, _, created_at, rating)| Waiting {
+                created_at: *created_at,
+                rating: *rating,
+            })
+            .collect();
+        let picked: Vec<Vec<(Uuid, Uuid)>> = windows
+            .tables(&waiting, now)
+            .into_iter()
+            .take(groups.max(1))
+            .map(|table| table.iter().map(|&i| (rows[i].0, rows[i].1)).collect())
             .collect();
         if picked.is_empty() {
             return Ok(Vec::new());
@@ -420,17 +456,21 @@ impl Store {
         .await?)
     }
 
-    /// Takes a due ticket and up to three other free tickets of its rules that allow bots into a
-    /// claim whose other seats get bots at the due ticket's level.
+    /// Takes a due ticket and up to three other free tickets of its rules that allow bots (longest
+    /// waiting first, each in the others' rating windows) into a claim whose other seats get bots
+    /// at the due ticket's level (for the server's default, the level nearest its rating:
+    /// `domain::bot_level_for`).
     pub async fn claim_bot_fill(
         &self,
         ticket_id: Uuid,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
+        windows: &RatingWindows,
     ) -> Result<Option<Claim>, MatchmakingError> {
         let mut tx = self.pool.begin().await?;
-        let first: Option<(Uuid, Uuid, Json<RuleSet>, String, String)> = sqlx::query_as(
-            "SELECT ticket_id, player_id, rules, rules_key, bot_level FROM tickets \
+        let first: Option<DueTicket> = sqlx::query_as(
+            "SELECT ticket_id, player_id, rules, rules_key, bot_level, created_at, rating \
+             FROM tickets \
              WHERE ticket_id = $1 AND state = 'searching' AND claim_id IS NULL AND allow_bots \
                  AND expires_at <= $2 \
              FOR UPDATE SKIP LOCKED",
@@ -439,21 +479,29 @@ impl Store {
         .bind(now)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((first, player, Json(rules), key, level)) = first else {
+        let Some((first, player, Json(rules), key, level, created_at, rating)) = first else {
             return Ok(None);
         };
-        let others: Vec<(Uuid, Uuid)> = sqlx::query_as(
-            "SELECT ticket_id, player_id FROM tickets \
+        let others: Vec<(Uuid, Uuid, DateTime<Utc>, i32)> = sqlx::query_as(
+            "SELECT ticket_id, player_id, created_at, rating FROM tickets \
              WHERE rules_key = $1 AND state = 'searching' AND claim_id IS NULL AND allow_bots \
                  AND ticket_id <> $2 \
-             ORDER BY created_at, ticket_id LIMIT 3 FOR UPDATE SKIP LOCKED",
+             ORDER BY created_at, ticket_id LIMIT 12 FOR UPDATE SKIP LOCKED",
         )
         .bind(&key)
         .bind(first)
         .fetch_all(&mut *tx)
         .await?;
-        let picked: Vec<(Uuid, Uuid)> = std::iter::once((first, player)).chain(others).collect();
-        let level = BotLevel::parse(&level);
+        let mut picked = vec![(first, player)];
+        let mut seated = vec![Waiting { created_at, rating }];
+        for (ticket, player, created_at, rating) in others {
+            let other = Waiting { created_at, rating };
+            if picked.len() < 4 && seated.iter().all(|s| windows.fit(s, &other, now)) {
+                picked.push((ticket, player));
+                seated.push(other);
+            }
+        }
+        let level = bot_level_for(BotLevel::parse(&level), rating);
         let claim = claim_tickets(&mut tx, &rules, &[picked], level, now, lease_until)
             .await?
             .pop();

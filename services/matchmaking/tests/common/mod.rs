@@ -66,6 +66,8 @@ impl Backends {
         matchmaking_env.push(("OKEY_TOKENS__PUBLIC_KEYS".into(), String::new()));
         matchmaking_env.extend(infra.service_identity_env(&accounts_url));
         matchmaking_env.push(("OKEY_MATCHMAKING__TABLE_URL".into(), table.url()));
+        // No scoring unless a test starts one: every ticket searches at a new player's rating.
+        matchmaking_env.push(("OKEY_MATCHMAKING__SCORING_URL".into(), String::new()));
         matchmaking_env.push(("OKEY_DATABASE__MAX_CONNECTIONS".into(), "8".into()));
         Backends {
             infra: infra.clone(),
