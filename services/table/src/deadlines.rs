@@ -218,6 +218,20 @@ end
 return due
 "#;
 
+/// Whether what a table has in Redis is what a rebuild at its stored version would leave there
+/// (ARGV: that version, now, stale claim ms): armed (or freshly claimed) for exactly that
+/// version. 1 when the reconciler may skip the table.
+const SETTLED: &str = r#"
+local cur = redis.call('HMGET', KEYS[2], 'member', 'version', 'claimed')
+if not cur[1] or tonumber(cur[2]) ~= tonumber(ARGV[1]) then return 0 end
+if redis.call('ZSCORE', KEYS[1], cur[1]) then return 1 end
+if cur[3] and tonumber(ARGV[2]) - tonumber(cur[3]) < tonumber(ARGV[3]) then return 1 end
+return 0
+"#;
+
+/// Tables asked about in one Redis round trip by [`Deadlines::settled`].
+const SETTLED_BATCH: usize = 512;
+
 /// A table reached a new version here: what the arming task is told.
 pub struct Appended {
     pub table_id: Uuid,
@@ -331,6 +345,33 @@ impl Deadlines {
             .query_async(&mut conn)
             .await?;
         Ok(members.iter().filter_map(|m| Due::parse(m)).collect())
+    }
+
+    /// For each `(table, stored version)`, whether Redis already holds what a rebuild would
+    /// write: the hash was armed for that very version (every append arms or clears its
+    /// version, so the member is the one due at it) and its member is in the sorted set, or was
+    /// claimed less than [`STALE_CLAIM_MS`] ago. A rebuild of such a table changes nothing (the
+    /// `ARM` script returns 0), so the reconciler skips it without loading the table.
+    pub async fn settled(&self, tables: &[(Uuid, u64)]) -> redis::RedisResult<Vec<bool>> {
+        let mut out = Vec::with_capacity(tables.len());
+        let mut conn = self.redis.clone();
+        let now = self.now_ms();
+        for chunk in tables.chunks(SETTLED_BATCH) {
+            let mut pipe = redis::pipe();
+            for (table, version) in chunk {
+                pipe.cmd("EVAL")
+                    .arg(SETTLED)
+                    .arg(2)
+                    .arg(self.set_key())
+                    .arg(self.hash_key(*table))
+                    .arg(*version)
+                    .arg(now)
+                    .arg(STALE_CLAIM_MS);
+            }
+            let answers: Vec<i64> = pipe.query_async(&mut conn).await?;
+            out.extend(answers.into_iter().map(|a| a == 1));
+        }
+        Ok(out)
     }
 
     /// When `table`'s armed thing is due, if one is armed (for tests and tools).

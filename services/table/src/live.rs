@@ -193,21 +193,53 @@ impl Live {
         }
     }
 
-    /// Walks every table being played and rebuilds what is missing.
-    pub async fn reconcile(&self, tables: &Tables) {
+    /// Walks every table being played and rebuilds what is missing. A table whose Redis entry
+    /// is already armed for its stored version ([`Deadlines::settled`]) is skipped without
+    /// being loaded: with thousands of tables at play, a pass costs one query and a few Redis
+    /// round trips, not a fold and a script per table.
+    pub async fn reconcile(&self, tables: &Tables) -> Reconciled {
         let active = match tables.store().active_tables().await {
-            Ok(ids) => ids,
+            Ok(active) => active,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot list the tables being played");
-                return;
+                return Reconciled::default();
             }
         };
-        for table_id in active {
-            if let Err(e) = self.rebuild(tables, table_id).await {
+        let settled = match self.deadlines.settled(&active).await {
+            Ok(settled) => settled,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the deadlines; nothing rebuilt");
+                return Reconciled {
+                    active: active.len(),
+                    checked: 0,
+                };
+            }
+        };
+        let mut checked = 0;
+        for ((table_id, _), settled) in active.iter().zip(settled) {
+            if settled {
+                continue;
+            }
+            checked += 1;
+            if let Err(e) = self.rebuild(tables, *table_id).await {
                 tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline");
             }
         }
+        tracing::debug!(active = active.len(), checked, "reconciled");
+        Reconciled {
+            active: active.len(),
+            checked,
+        }
     }
+}
+
+/// What one reconciler pass did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reconciled {
+    /// Tables being played, as the store lists them.
+    pub active: usize,
+    /// Of those, the ones loaded and rebuilt (the others were armed for their stored version).
+    pub checked: usize,
 }
 
 /// The receiving end of the arming channel, consumed by [`Live::run`].

@@ -168,17 +168,22 @@ fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'sta
 }
 
 impl Store {
-    /// The tables being played: dealt and not ended (partial indexes of `0003_live_tables.sql`).
-    pub async fn active_tables(&self) -> Result<Vec<Uuid>, sqlx::Error> {
-        sqlx::query_scalar(
-            "SELECT t.table_id FROM tables t \
+    /// The tables being played, dealt and not ended (partial indexes of `0003_live_tables.sql`),
+    /// each with its stored version (the last event's).
+    pub async fn active_tables(&self) -> Result<Vec<(Uuid, u64)>, sqlx::Error> {
+        let rows: Vec<(Uuid, i64)> = sqlx::query_as(
+            "SELECT t.table_id, \
+                    (SELECT max(e.version) FROM events e \
+                      WHERE e.stream_id = 'table-' || t.table_id::text) \
+             FROM tables t \
              WHERE EXISTS (SELECT 1 FROM events e WHERE e.stream_id = 'table-' || t.table_id::text \
                            AND e.event_type = 'HandDealt') \
                AND NOT EXISTS (SELECT 1 FROM events e WHERE e.stream_id = 'table-' || t.table_id::text \
                                AND e.event_type = 'MatchEnded')",
         )
         .fetch_all(&self.pool)
-        .await
+        .await?;
+        Ok(rows.into_iter().map(|(id, v)| (id, v as u64)).collect())
     }
 
     /// A store that appends one statement per append.

@@ -420,3 +420,77 @@ async fn four_bots_play_a_match_with_no_person() {
     );
     app.stop().await;
 }
+
+/// The reconciler skips a table exactly when a rebuild would change nothing: Redis is armed, or
+/// freshly claimed, for the table's stored version. A newer version, a stale claim or a lost key
+/// sends it to a rebuild.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_armed_for_its_version_is_settled_and_anything_else_is_rebuilt() {
+    use table::deadlines::{Arming, Deadlines, Due, DueKind, STALE_CLAIM_MS};
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
+    let conn = redis::aio::ConnectionManager::new(redis).await.unwrap();
+    let prefix = format!("settled-{}", sqlx::types::Uuid::new_v4());
+    let clock = clock();
+    let deadlines = Deadlines::new(conn.clone(), &prefix, clock.clone());
+    let (table, other) = (sqlx::types::Uuid::new_v4(), sqlx::types::Uuid::new_v4());
+    let now = clock.now_ms();
+    let arming = Arming {
+        due: Due {
+            table,
+            seat: 1,
+            kind: DueKind::Turn { hand: 1, turn: 3 },
+        },
+        version: 5,
+        at_ms: now + 1_000,
+        bonus_ms: 0,
+        cap_ms: now + 1_000,
+    };
+    assert!(deadlines.arm(&arming, false).await.unwrap());
+    let settled = |asked: Vec<(sqlx::types::Uuid, u64)>| {
+        let deadlines = deadlines.clone();
+        async move { deadlines.settled(&asked).await.unwrap() }
+    };
+    assert_eq!(
+        settled(vec![(table, 5), (table, 6), (other, 1)]).await,
+        [true, false, false],
+        "armed for 5: settled at 5 only; a table Redis never saw is not"
+    );
+
+    // Claimed by a sweeper: settled while the claim is fresh, rebuilt once it is stale.
+    clock.advance(Duration::from_millis(1_000));
+    let claimed = deadlines.claim().await.unwrap();
+    assert_eq!(claimed, [arming.due]);
+    assert_eq!(settled(vec![(table, 5)]).await, [true]);
+    clock.advance(Duration::from_millis(STALE_CLAIM_MS));
+    assert_eq!(settled(vec![(table, 5)]).await, [false]);
+
+    // Lost from Redis (a FLUSHALL of this prefix): rebuilt.
+    assert!(deadlines.arm(&arming, true).await.unwrap());
+    assert_eq!(settled(vec![(table, 5)]).await, [true]);
+    let mut raw = conn.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{prefix}:table:due:{table}"))
+        .arg(format!("{prefix}:table:due"))
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(settled(vec![(table, 5)]).await, [false]);
+
+    // More tables than one round trip asks about, answered in order.
+    assert!(deadlines.arm(&arming, true).await.unwrap());
+    let mut many: Vec<(sqlx::types::Uuid, u64)> = (0..1_100)
+        .map(|_| (sqlx::types::Uuid::new_v4(), 1))
+        .collect();
+    many[700] = (table, 5);
+    let answers = deadlines.settled(&many).await.unwrap();
+    assert_eq!(answers.len(), many.len());
+    let settled_at: Vec<usize> = (0..answers.len()).filter(|i| answers[*i]).collect();
+    assert_eq!(
+        settled_at,
+        [700],
+        "only the armed table is settled, at its place"
+    );
+}
