@@ -6,7 +6,9 @@
 //! read table events only through these types.
 //!
 //! Layers, bottom up: [`event`] (what is stored) → [`shown`] (what a viewer sees, the envelope)
-//! → [`table`] and [`absence`] (the aggregate) → [`history`] (a finished hand).
+//! → [`table`] and [`absence`] (the aggregate) → [`history`] (one hand of a stream: its events,
+//! who may read them, the hand rebuilt for the engine) and [`verify`] (a finished hand
+//! re-derived from what was published, the one check scoring and `okeyctl verify` make).
 
 pub mod absence;
 pub mod event;
@@ -15,6 +17,7 @@ pub mod shown;
 pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
+pub mod verify;
 
 pub use event::{
     Admission, Noted, Origin, Seed, SeedError, TableEvent, hex, seed_from_hex, seed_hash,

@@ -78,6 +78,15 @@ pub enum TableError {
     NotBotSeat(Seat),
     #[error("that deadline belongs to a turn that is over")]
     StaleTimeout,
+    #[error(
+        "hand {0} is still being played: its full history is served to the players who sat in it \
+         once it has ended"
+    )]
+    HandInProgress(u32),
+    #[error("you did not sit in hand {0} of this table: its full history is not yours to read")]
+    NotInHand(u32),
+    #[error("hand {0} has not been dealt at this table")]
+    NoSuchHand(u32),
 }
 
 impl TableError {
@@ -94,6 +103,9 @@ impl TableError {
             TableError::ServerOnly => "server_only",
             TableError::NotBotSeat(_) => "not_bot_seat",
             TableError::StaleTimeout => "stale_timeout",
+            TableError::HandInProgress(_) => "hand_in_progress",
+            TableError::NotInHand(_) => "not_in_hand",
+            TableError::NoSuchHand(_) => "hand_not_found",
         }
     }
 }

@@ -14,7 +14,7 @@ use okey_table::{Origin, Shown, TableEvent};
 use serde::{Deserialize, Serialize};
 
 use crate::skill;
-use crate::verify::Verification;
+use okey_table::verify::Verification;
 
 /// What scoring keeps of one table between its events.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -622,6 +622,7 @@ mod tests {
         };
         let verified = Verification {
             problem: None,
+            at: None,
             bases: Some([ScoreBasis::Cancelled; 4]),
         };
         let changes = fold(

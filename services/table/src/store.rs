@@ -3,7 +3,8 @@
 //! `(stream_id, version)` turns a race into [`AppendError::Conflict`], never an overwrite. The
 //! same transaction records the client request id (`handled_commands`, answered again on a
 //! retry), the deal seed of a hand it deals (`hand_seeds`, private) and queues every event for
-//! the outbox publisher (table `outbox`).
+//! the outbox publisher (table `outbox`). Reads of a hand's full history by support are written
+//! to the audit log (`hand_reads`).
 
 use std::collections::BTreeMap;
 
@@ -69,6 +70,22 @@ pub struct Append<'a> {
     pub revealed: Option<u32>,
     /// Set when the append creates the table: its rules, for the `tables` row.
     pub create: Option<serde_json::Value>,
+}
+
+/// One read of a hand's full history made with role `support`, as the audit log keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandRead {
+    /// Its place in the log (newer reads have larger ids).
+    pub id: i64,
+    /// `players/{id}` of the reader.
+    pub reader: String,
+    pub table_id: Uuid,
+    pub hand_number: u32,
+    /// The first version the read served.
+    pub from_version: u64,
+    /// The hand was still being played.
+    pub live: bool,
+    pub read_at: DateTime<Utc>,
 }
 
 /// The stream name of a table.
@@ -251,6 +268,77 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<Recorded>, sqlx::Error> {
         load_after(&self.pool, table_id, after, limit).await
+    }
+
+    /// Every event of a table, in version order (a match is a few thousand at most).
+    pub async fn load_all(&self, table_id: Uuid) -> Result<Vec<Recorded>, sqlx::Error> {
+        const CHUNK: i64 = 1000;
+        let mut all: Vec<Recorded> = Vec::new();
+        loop {
+            let after = all.last().map_or(0, |r| r.version);
+            let chunk = self.load_after(table_id, after, CHUNK).await?;
+            let n = chunk.len() as i64;
+            all.extend(chunk);
+            if n < CHUNK {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Writes one support read of a hand's history to the audit log.
+    pub async fn record_hand_read(
+        &self,
+        reader: &str,
+        table_id: Uuid,
+        hand_number: u32,
+        from_version: u64,
+        live: bool,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO hand_reads (reader, table_id, hand_number, from_version, live) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(reader)
+        .bind(table_id)
+        .bind(hand_number as i32)
+        .bind(from_version as i64)
+        .bind(live)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The audit log's reads, newest first: of one table or all, older than the read `before`,
+    /// at most `limit`.
+    pub async fn hand_reads(
+        &self,
+        table_id: Option<Uuid>,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<HandRead>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT read_id, reader, table_id, hand_number, from_version, live, read_at \
+             FROM hand_reads WHERE ($1::uuid IS NULL OR table_id = $1) \
+             AND ($2::bigint IS NULL OR read_id < $2) ORDER BY read_id DESC LIMIT $3",
+        )
+        .bind(table_id)
+        .bind(before)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(HandRead {
+                    id: row.try_get("read_id")?,
+                    reader: row.try_get("reader")?,
+                    table_id: row.try_get("table_id")?,
+                    hand_number: row.try_get::<i32, _>("hand_number")? as u32,
+                    from_version: row.try_get::<i64, _>("from_version")? as u64,
+                    live: row.try_get("live")?,
+                    read_at: row.try_get("read_at")?,
+                })
+            })
+            .collect()
     }
 
     /// The events of a table up to `version` that change who sits where (`TableCreated`,

@@ -17,7 +17,8 @@ use crate::absence::bot_level;
 use crate::chat::{Channel, ChatMessage};
 use crate::domain::{Noted, Origin, Shown, TableEvent};
 use crate::presence::Presence;
-use crate::service::{Outcome, PhaseName, Summary};
+use crate::domain::history::Entry;
+use crate::service::{HistoryEvent, Outcome, PhaseName, Summary};
 
 pub(super) fn presence_to_proto(p: Presence) -> pb::Presence {
     match p {
@@ -465,6 +466,57 @@ pub(super) fn played_to_proto(
         Event::HandCancelled { voided } => E::HandCancelled(pb::HandCancelled {
             voided_penalties: voided.iter().map(|v| *v as i32).collect(),
         }),
+    })
+}
+
+/// One event of a hand's full history on the wire: a deal whole, any other event with nothing
+/// hidden (a draw names its tile), and the event as stored.
+pub(super) fn history_entry_to_proto(
+    e: &HistoryEvent,
+    table_id: &str,
+) -> Result<pb::HandHistoryEntry, Status> {
+    use pb::hand_history_entry::Entry as H;
+    let entry = match &e.entry {
+        Entry::Deal {
+            hand_number,
+            seed_sha256,
+            deal,
+        } => H::Deal(pb::HandDeal {
+            hand_number: *hand_number as i32,
+            first_seat: i32::from(deal.first),
+            indicator: deal.indicator.name().to_owned(),
+            okey: deal.okey().tile().name().to_owned(),
+            seed_sha256: seed_sha256.clone(),
+            racks: deal
+                .racks
+                .iter()
+                .map(|r| pb::MeldTiles { tiles: texts(r) })
+                .collect(),
+            pile: texts(&deal.pile),
+        }),
+        Entry::Event => {
+            let shown = match &e.event {
+                TableEvent::Played {
+                    hand_number,
+                    event: Event::TileDrawn { seat, tile },
+                    ..
+                } => Shown::Drawn {
+                    hand_number: *hand_number,
+                    seat: *seat,
+                    tile: Some(*tile),
+                },
+                other => Shown::Public {
+                    event: other.clone(),
+                },
+            };
+            H::Event(event_to_proto(&shown, table_id)?)
+        }
+    };
+    Ok(pb::HandHistoryEntry {
+        version: e.version as i64,
+        time: Some(timestamp(e.time)),
+        entry: Some(entry),
+        stored_event: serde_json::to_string(&e.event).expect("events serialize"),
     })
 }
 
