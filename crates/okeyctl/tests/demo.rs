@@ -105,7 +105,7 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
         table_url: format!("http://127.0.0.1:{table_port}"),
         matchmaking_url: None,
         signing_key: key,
-        table_database_url: Some(database_url.clone()),
+        export: true,
         hands_dir: dir.join("hands"),
         preset: "classic".to_owned(),
         bots: pb::BotLevel::Hard,
