@@ -103,6 +103,8 @@ pub struct DemoReport {
     pub winners: Vec<i32>,
     /// The hand files written, in hand order.
     pub hand_files: Vec<PathBuf>,
+    /// The hands `okeyctl verify`'s check passed on (every hand written).
+    pub verified: Vec<i32>,
 }
 
 /// Signs an admin token for [`OPERATOR`] valid for `ttl` with the PEM key (see
@@ -455,6 +457,7 @@ async fn follow_table(
         seats,
         hands: Vec::new(),
         hand_files: Vec::new(),
+        verified: Vec::new(),
         moves: 0,
         hand: 0,
         finished: None,
@@ -507,8 +510,8 @@ async fn follow_table(
                 update.kind
             {
                 after = update.version;
-                let exported = follow.event(event, &bar, out)?;
-                if let (Some((number, void)), true) = (exported, demo.export) {
+                let ended = follow.event(event, &bar, out)?;
+                if let (Some((number, void)), true) = (ended, demo.export) {
                     // The guest reads the hands it sat in; a spectator needs the operator's
                     // token (role admin, so support: the read is in the audit log).
                     let token = if demo.matchmaking_url.is_some() {
@@ -516,8 +519,34 @@ async fn follow_table(
                     } else {
                         operator_token(accounts, demo).await?
                     };
-                    let file = export(demo, &token, &table, number, void).await?;
+                    let hand = u32::try_from(number).context("a hand number is positive")?;
+                    let fetched = crate::history::fetch(&demo.table_url, &token, &table, hand)
+                        .await
+                        .with_context(|| format!("cannot fetch hand {number} of {table}"))?;
+                    let file = export(demo, &fetched, &table, number, void)?;
                     follow.hand_files.push(file);
+                    // What `okeyctl verify` checks, on every hand.
+                    let report = crate::verify::verify(&fetched);
+                    if let Some(d) = &report.difference {
+                        bail!(
+                            "hand {number} of {table} does not verify: v{} {}: {}",
+                            d.version,
+                            d.event,
+                            d.problem
+                        );
+                    }
+                    bar.suspend(|| {
+                        writeln!(
+                            out,
+                            "  verified (okeyctl verify): the seed's commitment, the deal, every \
+                             event, penalty and score ({} checks)",
+                            report.checked.len()
+                        )
+                    })?;
+                    follow.verified.push(number);
+                }
+                if ended.is_some() {
+                    bar.suspend(|| writeln!(out))?;
                 }
                 if follow.finished.is_some() {
                     break 'watch;
@@ -542,6 +571,7 @@ async fn follow_table(
         totals,
         winners,
         hand_files: follow.hand_files,
+        verified: follow.verified,
     })
 }
 
@@ -559,6 +589,7 @@ struct Follow {
     header: String,
     hands: Vec<HandSummary>,
     hand_files: Vec<PathBuf>,
+    verified: Vec<i32>,
     moves: u32,
     hand: i32,
     finished: Option<(Vec<i32>, Vec<i32>)>,
@@ -665,7 +696,6 @@ impl Follow {
                     penalties: h.penalties,
                     totals: h.totals,
                 });
-                lines.push(String::new());
             }
             Ev::MatchEnded(m) => {
                 let best = m
@@ -767,19 +797,16 @@ fn melds(melds: &[pb::Meld]) -> String {
         .join(" ")
 }
 
-/// Writes hand `number`'s events for `okeyctl replay`, fetched with `token`; a void hand gets
-/// its own file.
-async fn export(
+/// Writes hand `number`'s events for `okeyctl replay`; a void hand gets its own file.
+fn export(
     demo: &Demo,
-    token: &str,
+    fetched: &crate::history::Fetched,
     table: &str,
     number: i32,
     void: bool,
 ) -> Result<PathBuf> {
-    let hand = u32::try_from(number).context("a hand number is positive")?;
-    let deals = crate::history::fetch(&demo.table_url, token, table, hand)
-        .await
-        .and_then(|fetched| fetched.finished_deals())
+    let deals = fetched
+        .finished_deals()
         .with_context(|| format!("cannot export hand {number} of {table}"))?;
     let id = table.strip_prefix("tables/").unwrap_or(table);
     let dir = demo.hands_dir.join(id);

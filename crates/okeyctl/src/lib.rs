@@ -8,3 +8,4 @@ pub mod demo;
 pub mod history;
 pub mod replay;
 pub mod simulate;
+pub mod verify;

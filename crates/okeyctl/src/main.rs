@@ -39,6 +39,10 @@ enum Top {
     /// Write a finished hand's events, fetched from the table service (`GetHandHistory`, with a
     /// token), as a file `okeyctl replay` reads (one JSON event per line).
     ExportHand(ExportHandArgs),
+    /// Check a hand alone (a player's token, once it has ended): the revealed seed against the
+    /// commitment, the deal dealt again, every event re-folded through the rules, every penalty
+    /// and score re-derived. Prints each check; exits 1 naming the event of a difference.
+    Verify(VerifyArgs),
     /// Print an access token minted with the local development signing key (`make run` writes it
     /// into `.run/`), e.g. a support token for `export-hand` on any table. Local runs only.
     Token(TokenArgs),
@@ -64,6 +68,17 @@ impl Remote {
                 .to_owned()
         })
     }
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The table: `tables/{id}`.
+    table: String,
+    /// The hand, 1-based.
+    #[arg(long)]
+    hand: u32,
+    #[command(flatten)]
+    remote: Remote,
 }
 
 #[derive(Args)]
@@ -239,6 +254,53 @@ fn main() -> ExitCode {
         Top::ExportHand(args) => export_hand(&args),
         Top::Replay(args) => replay(&args),
         Top::Token(args) => token(&args),
+        Top::Verify(args) => verify(&args),
+    }
+}
+
+/// Verifies a hand; exits 1 on a difference, 2 when it could not be read.
+fn verify(args: &VerifyArgs) -> ExitCode {
+    let token = match args.remote.token() {
+        Ok(token) => token,
+        Err(e) => {
+            eprintln!("okeyctl verify: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let table = okeyctl::history::table_name(&args.table);
+    let report = runtime().block_on(okeyctl::verify::run(
+        &args.remote.table_url,
+        token,
+        &table,
+        args.hand,
+    ));
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("okeyctl verify: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("{table} hand {}", args.hand);
+    for line in &report.checked {
+        println!("  {line}");
+    }
+    match &report.difference {
+        None => {
+            println!(
+                "verified: hand {} is what its seed and the rules give",
+                args.hand
+            );
+            ExitCode::SUCCESS
+        }
+        Some(d) => {
+            println!("  DIFFERS     v{} {}: {}", d.version, d.event, d.problem);
+            println!(
+                "not verified: the first difference is in v{} ({})",
+                d.version, d.event
+            );
+            ExitCode::from(1)
+        }
     }
 }
 
