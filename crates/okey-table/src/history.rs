@@ -20,8 +20,6 @@ pub type HandEvents = Vec<Event>;
 /// Why a hand cannot be rebuilt from a stream.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HistoryError {
-    #[error("the stream does not start with table_created")]
-    NoTableCreated,
     #[error("hand {hand} ended at v{version} without a deal")]
     EndWithoutDeal { hand: u32, version: u64 },
     #[error("hand {hand}'s seed (v{version}): {source}")]
@@ -36,36 +34,6 @@ pub enum HistoryError {
     NotFinished(u32),
     #[error("hand {hand}'s deal (v{version}) has no stored seed")]
     MissingSeed { hand: u32, version: u64 },
-}
-
-/// Every finished deal numbered `hand_number` in a table's stream (`events` in version order,
-/// from version 1), oldest first. A deal still being played (its seed not revealed) is not
-/// returned; no finished deal at all is [`HistoryError::NotFinished`].
-pub fn finished_deals<'a>(
-    events: impl IntoIterator<Item = &'a TableEvent>,
-    hand_number: u32,
-) -> Result<Vec<HandEvents>, HistoryError> {
-    let mut rules = None;
-    let mut deals = Vec::new();
-    let mut current: Option<(u8, String, Vec<Event>)> = None;
-    for (i, event) in events.into_iter().enumerate() {
-        let version = i as u64 + 1;
-        if let TableEvent::TableCreated { rules: r, .. } = event {
-            rules = Some(r.clone());
-        }
-        if let TableEvent::HandEnded { hand_number: n, .. } = event
-            && *n == hand_number
-            && rules.is_none()
-        {
-            return Err(HistoryError::NoTableCreated);
-        }
-        let Some(rules) = &rules else { continue };
-        fold_deal(event, version, hand_number, rules, &mut current, &mut deals)?;
-    }
-    if deals.is_empty() {
-        return Err(HistoryError::NotFinished(hand_number));
-    }
-    Ok(deals)
 }
 
 /// Folds one event of a stream into the deal of `hand_number` being read (`current`: its first
@@ -290,9 +258,10 @@ pub fn entries(
     Ok(out)
 }
 
-/// Every finished deal of a hand, from its events only (`events`: `(version, event)` of the
-/// hand in version order, as its history serves them, with the match's `rules`), oldest first:
-/// what [`finished_deals`] finds in a whole stream.
+/// Every finished deal numbered `hand_number`, oldest first, from the hand's events
+/// (`(version, event)` in version order, as its history serves them, or a whole stream) and the
+/// match's `rules`. A deal still being played (its seed not revealed) is not returned; no
+/// finished deal at all is [`HistoryError::NotFinished`].
 pub fn hand_deals<'a>(
     rules: &RuleSet,
     events: impl IntoIterator<Item = (u64, &'a TableEvent)>,
@@ -315,4 +284,127 @@ pub fn to_jsonl(events: &[Event]) -> String {
         .iter()
         .map(|e| serde_json::to_string(e).expect("engine events always serialize") + "\n")
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use okey_rules::{Command, MatchLength, Preset};
+
+    use super::*;
+    use crate::table::{Table, server_command};
+
+    /// A table of three players and a bot, its first hand played to its end by timeouts (the
+    /// server's play), then the second hand dealt.
+    fn played() -> (Vec<TableEvent>, u64) {
+        let seats = [
+            Some("players/a".to_owned()),
+            Some("players/b".to_owned()),
+            Some("players/c".to_owned()),
+            Some("bots/strong-3".to_owned()),
+        ];
+        let rules = RuleSet {
+            match_length: MatchLength::Hands(2),
+            ..Preset::Classic.rules()
+        };
+        let created = Table::create(rules, seats, &[1; 32]).unwrap();
+        let mut events = created.events.clone();
+        let mut table = Table::replay(&events, BTreeMap::from([(1, [1; 32])]));
+        let mut ended_at = 0;
+        for _ in 0..500 {
+            let seat = table.hand.as_ref().unwrap().turn.seat;
+            let d = table
+                .decide(&server_command(seat, Command::Timeout, None), &[2; 32])
+                .unwrap();
+            table.apply(&d);
+            for e in d.events {
+                events.push(e);
+                if matches!(events.last(), Some(TableEvent::HandEnded { .. })) {
+                    ended_at = events.len() as u64;
+                }
+            }
+            if ended_at > 0 {
+                return (events, ended_at);
+            }
+        }
+        panic!("the hand did not end");
+    }
+
+    #[test]
+    fn support_reads_any_hand_players_theirs_once_ended_nobody_else() {
+        let (events, ended_at) = played();
+        // While hand 1 is played (its deal and some moves).
+        let live = hand_span(&events[..12], 1).unwrap();
+        assert_eq!(live.first_version, 2);
+        assert_eq!(live.last_version, 12);
+        assert!(!live.ended);
+        let players: Vec<&str> = live.players.iter().map(String::as_str).collect();
+        assert_eq!(players, ["players/a", "players/b", "players/c"]);
+        assert_eq!(admit(Some(&live), 1, Reader::Support), Ok(&live));
+        assert_eq!(
+            admit(Some(&live), 1, Reader::Player("players/a")),
+            Err(TableError::HandInProgress(1))
+        );
+        assert_eq!(
+            admit(Some(&live), 1, Reader::Player("players/z")),
+            Err(TableError::NotInHand(1))
+        );
+        assert_eq!(
+            admit(None, 2, Reader::Support),
+            Err(TableError::NoSuchHand(2))
+        );
+        assert_eq!(
+            admit(None, 2, Reader::Player("players/a")),
+            Err(TableError::NotInHand(2))
+        );
+
+        // Once it has ended: its players read it, up to its end and no further.
+        let ended = hand_span(&events, 1).unwrap();
+        assert!(ended.ended);
+        assert_eq!(ended.last_version, ended_at);
+        assert_eq!(
+            admit(Some(&ended), 1, Reader::Player("players/b")),
+            Ok(&ended)
+        );
+        assert_eq!(
+            admit(Some(&ended), 1, Reader::Player("bots/strong-3")),
+            Err(TableError::NotInHand(1))
+        );
+        let TableEvent::HandEnded { totals, .. } = &events[ended_at as usize - 1] else {
+            panic!("not an end")
+        };
+        let next = hand_span(&events, 2).unwrap();
+        assert_eq!(next.first_version, ended_at + 1);
+        assert_eq!(next.totals_before, *totals);
+        assert_eq!(ended.totals_before, [0; 4]);
+
+        // Its entries: the deal whole, then every event; its deals rebuilt for the engine.
+        let seed_of = |n| (n == 1).then_some([1; 32]);
+        let entries = entries(&events, &ended, 0, seed_of).unwrap();
+        assert_eq!(entries.len() as u64, ended_at - 1);
+        let Entry::Deal { deal, .. } = &entries[0].1 else {
+            panic!("the first entry is the deal")
+        };
+        assert_eq!(*deal, Deal::from_seed(&[1; 32], 0));
+        assert!(entries[1..].iter().all(|(_, e)| *e == Entry::Event));
+        assert_eq!(
+            super::entries(&events, &ended, 2, |_| None),
+            Err(HistoryError::MissingSeed {
+                hand: 1,
+                version: 2
+            })
+        );
+        let hand: Vec<(u64, &TableEvent)> = (ended.first_version..=ended.last_version)
+            .map(|v| (v, &events[v as usize - 1]))
+            .collect();
+        let deals = hand_deals(&ended.rules, hand, 1).unwrap();
+        assert_eq!(deals.len(), 1);
+        assert!(matches!(deals[0][0], Event::HandStarted { .. }));
+        assert!(matches!(deals[0].last(), Some(Event::HandEnded { .. })));
+        assert_eq!(
+            hand_deals(&ended.rules, [(2, &events[1])], 1),
+            Err(HistoryError::NotFinished(1))
+        );
+    }
 }

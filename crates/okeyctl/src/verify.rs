@@ -85,7 +85,7 @@ fn deals_of(fetched: &Fetched) -> Vec<DealEvents<'_>> {
                 ..
             } if *hand_number == hand => {
                 if let Some(deal) = deals.last_mut() {
-                    deal.ended = Some((*version, end, result, totals, seed));
+                    deal.ended = Some((*version, end, result, totals, seed.as_str()));
                 }
             }
             _ => {}
