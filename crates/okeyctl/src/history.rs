@@ -138,8 +138,10 @@ pub async fn fetch(table_url: &str, token: &str, table: &str, hand_number: u32) 
         into.ended = page.ended;
         for entry in &page.entries {
             let version = u64::try_from(entry.version).context("versions are positive")?;
-            if into.events.last().is_some_and(|(v, _)| *v + 1 != version) {
-                bail!("the history skips from v{} to v{version}", into.events.last().unwrap().0);
+            if let Some((last, _)) = into.events.last()
+                && *last + 1 != version
+            {
+                bail!("the history skips from v{last} to v{version}");
             }
             let event: TableEvent = serde_json::from_str(&entry.stored_event).with_context(|| {
                 format!("event v{version} is not a table event this tool knows")
