@@ -71,6 +71,8 @@ reasons! {
     InvalidVersion = "invalid_version" => InvalidArgument,
     /// A hand number is not 1 or more.
     InvalidHandNumber = "invalid_hand_number" => InvalidArgument,
+    /// A client seed that is not 32 bytes as 64 hex digits.
+    InvalidClientSeed = "invalid_client_seed" => InvalidArgument,
     /// A `view_form` this server does not know.
     InvalidViewForm = "invalid_view_form" => InvalidArgument,
     /// A rule set names an unknown preset or an impossible value.
@@ -173,6 +175,12 @@ reasons! {
     StaleTimeout = "stale_timeout" => FailedPrecondition,
     /// A partner message at a table without partners.
     NoPartners = "no_partners" => FailedPrecondition,
+    /// A client seed for a hand already dealt.
+    ClientSeedTooLate = "client_seed_too_late" => FailedPrecondition,
+    /// Client seeds are taken for the next hand only, once its server seed is committed.
+    ClientSeedNotOpen = "client_seed_not_open" => FailedPrecondition,
+    /// The seat already sent its client seed for that hand.
+    ClientSeedAlreadySent = "client_seed_already_sent" => FailedPrecondition,
     /// The hand is still being played: its full history is served to its players once it has
     /// ended.
     HandInProgress = "hand_in_progress" => FailedPrecondition,

@@ -11,6 +11,7 @@ use okey_rules::{Deal, Event, Hand, RuleSet};
 
 use crate::absence::bot_level;
 use crate::event::{Seed, SeedError, TableEvent, seed_from_hex};
+use crate::seeding::deal_seed;
 use crate::table::TableError;
 
 /// One deal of a hand: its events, first to last. A hand voided because all four seats opened
@@ -34,6 +35,8 @@ pub enum HistoryError {
     NotFinished(u32),
     #[error("hand {hand}'s deal (v{version}) has no stored seed")]
     MissingSeed { hand: u32, version: u64 },
+    #[error("hand {hand}'s deal (v{version}) records a client seed that is not hex")]
+    BadSeeding { hand: u32, version: u64 },
 }
 
 /// Folds one event of a stream into the deal of `hand_number` being read (`current`: its first
@@ -239,11 +242,18 @@ pub fn entries(
                 hand_number,
                 first,
                 seed_sha256,
+                seeding,
                 ..
             } => {
-                let seed = seed_of(*hand_number).ok_or(HistoryError::MissingSeed {
+                let stored = seed_of(*hand_number).ok_or(HistoryError::MissingSeed {
                     hand: *hand_number,
                     version,
+                })?;
+                let seed = deal_seed(&stored, seeding.as_ref()).map_err(|_| {
+                    HistoryError::BadSeeding {
+                        hand: *hand_number,
+                        version,
+                    }
                 })?;
                 Entry::Deal {
                     hand_number: *hand_number,
@@ -256,6 +266,32 @@ pub fn entries(
         out.push((version, entry));
     }
     Ok(out)
+}
+
+/// The earlier events the deals of `span` depend on (`events`: the whole stream), as versions in
+/// order: where the table committed to each deal's server seed, and every client seed sent for
+/// the hand. Their stored forms are public (no rack, no seed that is not revealed).
+pub fn inputs(events: &[TableEvent], span: &HandSpan) -> Vec<u64> {
+    let mut found = BTreeSet::new();
+    for version in span.first_version..=span.last_version {
+        if let Some(TableEvent::HandDealt {
+            hand_number,
+            seeding: Some(seeding),
+            ..
+        }) = events.get(version as usize - 1)
+            && *hand_number == span.hand_number
+        {
+            found.insert(seeding.committed_at);
+        }
+    }
+    for (i, event) in events.iter().enumerate() {
+        if let TableEvent::ClientSeedSent { hand_number, .. } = event
+            && *hand_number == span.hand_number
+        {
+            found.insert(i as u64 + 1);
+        }
+    }
+    found.into_iter().collect()
 }
 
 /// Every finished deal numbered `hand_number`, oldest first, from the hand's events
@@ -297,7 +333,7 @@ mod tests {
 
     /// A table of three players and a bot, its first hand played to its end by timeouts (the
     /// server's play), then the second hand dealt.
-    fn played() -> (Vec<TableEvent>, u64) {
+    fn played() -> (Vec<TableEvent>, u64, BTreeMap<u32, [u8; 32]>) {
         let seats = [
             Some("players/a".to_owned()),
             Some("players/b".to_owned()),
@@ -310,7 +346,8 @@ mod tests {
         };
         let created = Table::create(rules, seats, &[1; 32]).unwrap();
         let mut events = created.events.clone();
-        let mut table = Table::replay(&events, BTreeMap::from([(1, [1; 32])]));
+        let mut stored: BTreeMap<u32, [u8; 32]> = created.seeds.iter().copied().collect();
+        let mut table = Table::replay(&events, stored.clone());
         let mut ended_at = 0;
         for _ in 0..500 {
             let seat = table.hand.as_ref().unwrap().turn.seat;
@@ -318,6 +355,7 @@ mod tests {
                 .decide(&server_command(seat, Command::Timeout, None), &[2; 32])
                 .unwrap();
             table.apply(&d);
+            stored.extend(d.seeds.iter().copied());
             for e in d.events {
                 events.push(e);
                 if matches!(events.last(), Some(TableEvent::HandEnded { .. })) {
@@ -325,7 +363,7 @@ mod tests {
                 }
             }
             if ended_at > 0 {
-                return (events, ended_at);
+                return (events, ended_at, stored);
             }
         }
         panic!("the hand did not end");
@@ -333,7 +371,7 @@ mod tests {
 
     #[test]
     fn support_reads_any_hand_players_theirs_once_ended_nobody_else() {
-        let (events, ended_at) = played();
+        let (events, ended_at, stored) = played();
         // While hand 1 is played (its deal and some moves).
         let live = hand_span(&events[..12], 1).unwrap();
         assert_eq!(live.first_version, 2);
@@ -380,13 +418,14 @@ mod tests {
         assert_eq!(ended.totals_before, [0; 4]);
 
         // Its entries: the deal whole, then every event; its deals rebuilt for the engine.
-        let seed_of = |n| (n == 1).then_some([1; 32]);
+        let seed_of = |n| stored.get(&n).copied();
         let entries = entries(&events, &ended, 0, seed_of).unwrap();
         assert_eq!(entries.len() as u64, ended_at - 1);
         let Entry::Deal { deal, .. } = &entries[0].1 else {
             panic!("the first entry is the deal")
         };
-        assert_eq!(*deal, Deal::from_seed(&[1; 32], 0));
+        let folded = Table::replay(&events, stored.clone());
+        assert_eq!(*deal, Deal::from_seed(&folded.deal_seed(1).unwrap(), 0));
         assert!(entries[1..].iter().all(|(_, e)| *e == Entry::Event));
         assert_eq!(
             super::entries(&events, &ended, 2, |_| None),

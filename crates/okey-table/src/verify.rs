@@ -8,8 +8,12 @@
 //! scores, standing penalties and match totals are compared with what the table published. The
 //! first difference is reported with the table version of the event it is in.
 //!
+//! [`verify_seeding`] checks the chain a deal seed comes from when the players helped choose it
+//! (the server seed committed before the client seeds, the client seeds used as sent, the
+//! derivation).
+//!
 //! The one copy of this check: scoring re-verifies every hand it applies with it, and
-//! `okeyctl verify` re-verifies a hand a player fetched. Pure: no I/O.
+//! `okeyctl verify` re-verifies a hand a player fetched, seeds included. Pure: no I/O.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -20,7 +24,8 @@ use okey_rules::{
     Seat, Taken, Tile,
 };
 
-use crate::event::{Seed, seed_from_hex};
+use crate::event::{Seed, Seeding, TableEvent, hex, seed_from_hex, seed_hash, seed_of_hex};
+use crate::seeding::{DERIVATION, client_seeds, deal_seed_v1};
 
 /// One event of a hand in progress, as it was published.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,6 +91,168 @@ impl Verification {
 pub fn revealed_seed(dealt: &Dealt<'_>, ended: &Ended<'_>) -> Result<Seed, Verification> {
     seed_from_hex(ended.seed, dealt.seed_sha256)
         .map_err(|e| Verification::failed(ended.version, format!("revealed seed: {e}")))
+}
+
+/// Checks the chain a deal seed of derivation 1 comes from (`crate::seeding`): the server seed
+/// was committed (at `seeding.committed_at`, one of `inputs`: the stored events the deal
+/// depends on) before any client seed for the hand was taken; the client seeds the deal used
+/// are exactly those the seats sent (`ClientSeedSent` among `inputs`) before the deal; the
+/// server seed revealed at the end hashes to the commitment; and the derivation over them
+/// gives the deal seed revealed at the end (`ended.seed`, itself checked against the deal's
+/// commitment by [`revealed_seed`]). Returns what was checked, one line each.
+pub fn verify_seeding(
+    dealt: &Dealt<'_>,
+    hand_number: u32,
+    seeding: &Seeding,
+    inputs: &[(u64, TableEvent)],
+    ended: &Ended<'_>,
+    server_seed: Option<&str>,
+) -> Result<Vec<String>, Verification> {
+    let at = dealt.version;
+    if seeding.derivation != DERIVATION {
+        return Err(Verification::failed(
+            at,
+            format!(
+                "derivation {} is not one this check knows (it knows {DERIVATION})",
+                seeding.derivation
+            ),
+        ));
+    }
+    // 1. The commitment, published before the client seeds.
+    let committed = inputs
+        .iter()
+        .find(|(v, _)| *v == seeding.committed_at)
+        .and_then(|(_, e)| match e {
+            TableEvent::TableCreated {
+                server_seed_sha256, ..
+            } if hand_number == 1 => server_seed_sha256.clone(),
+            TableEvent::HandDealt {
+                hand_number: n,
+                seeding: Some(previous),
+                ..
+            } if *n + 1 == hand_number => Some(previous.next_server_seed_sha256.clone()),
+            _ => None,
+        });
+    match committed {
+        Some(sha) if sha.eq_ignore_ascii_case(&seeding.server_seed_sha256) => {}
+        Some(sha) => {
+            return Err(Verification::failed(
+                at,
+                format!(
+                    "the deal names server seed commitment {}, but v{} published {sha}",
+                    seeding.server_seed_sha256, seeding.committed_at
+                ),
+            ));
+        }
+        None => {
+            return Err(Verification::failed(
+                at,
+                format!(
+                    "no commitment to this hand's server seed at v{}",
+                    seeding.committed_at
+                ),
+            ));
+        }
+    }
+    if seeding.committed_at >= at {
+        return Err(Verification::failed(
+            at,
+            "the server seed was committed after the deal",
+        ));
+    }
+    // 2. The client seeds: each sent after the commitment and before the deal, and used as sent.
+    let used = client_seeds(seeding)
+        .map_err(|e| Verification::failed(at, format!("a recorded client seed: {e}")))?;
+    let mut sent: [Option<(u64, Seed)>; 4] = [None; 4];
+    for (version, event) in inputs {
+        let TableEvent::ClientSeedSent {
+            hand_number: n,
+            seat,
+            seed,
+            ..
+        } = event
+        else {
+            continue;
+        };
+        if *n != hand_number {
+            continue;
+        }
+        if *version <= seeding.committed_at || *version >= at {
+            return Err(Verification::failed(
+                *version,
+                format!(
+                    "seat {seat}'s client seed was taken at v{version}, outside v{}-v{at} (after \
+                     the commitment, before the deal)",
+                    seeding.committed_at
+                ),
+            ));
+        }
+        let seed = seed_of_hex(seed).map_err(|e| {
+            Verification::failed(*version, format!("seat {seat}'s client seed: {e}"))
+        })?;
+        let slot = &mut sent[*seat as usize % 4];
+        if slot.is_none() {
+            *slot = Some((*version, seed));
+        }
+    }
+    for seat in 0..4 {
+        let sent_seed = sent[seat].map(|(_, s)| s);
+        if sent_seed != used[seat] {
+            let what = match (sent[seat], used[seat]) {
+                (Some((v, _)), None) => format!("the deal left out seat {seat}'s seed sent at v{v}"),
+                (None, Some(_)) => format!("the deal used a seed for seat {seat}, which sent none"),
+                _ => format!("the deal used another seed for seat {seat} than the one it sent"),
+            };
+            return Err(Verification::failed(at, what));
+        }
+    }
+    // 3. The server seed revealed at the end, and the derivation.
+    let Some(server_hex) = server_seed else {
+        return Err(Verification::failed(
+            ended.version,
+            "the hand's end does not reveal its server seed",
+        ));
+    };
+    let server = seed_from_hex(server_hex, &seeding.server_seed_sha256)
+        .map_err(|e| Verification::failed(ended.version, format!("revealed server seed: {e}")))?;
+    let derived = deal_seed_v1(&server, &used);
+    let revealed = revealed_seed(dealt, ended)?;
+    if derived != revealed {
+        return Err(Verification::failed(
+            ended.version,
+            format!(
+                "the deal seed revealed ({}) is not the derivation's ({})",
+                hex(&revealed),
+                hex(&derived)
+            ),
+        ));
+    }
+    let from: Vec<String> = sent
+        .iter()
+        .enumerate()
+        .map(|(seat, s)| match s {
+            Some((v, _)) => format!("seat {seat} (v{v})"),
+            None => format!("seat {seat} none"),
+        })
+        .collect();
+    Ok(vec![
+        format!(
+            "server seed: committed at v{} ({}…), before any client seed; revealed at v{}, it \
+             hashes to that commitment",
+            seeding.committed_at,
+            &seeding.server_seed_sha256[..16.min(seeding.server_seed_sha256.len())],
+            ended.version
+        ),
+        format!(
+            "client seeds: the deal used exactly the ones sent: {}",
+            from.join(", ")
+        ),
+        format!(
+            "derivation {DERIVATION}: HMAC-SHA256(server seed, \"okey deal seed v1\" + seat slots) \
+             = the revealed deal seed, whose sha256 {} was announced at the deal",
+            &seed_hash(&derived)[..16]
+        ),
+    ])
 }
 
 /// Re-derives a hand from its deal and public events (each with its table version) and compares

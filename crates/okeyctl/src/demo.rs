@@ -729,7 +729,8 @@ impl Follow {
             | Ev::SeatLeft(_)
             | Ev::TableCreated(_)
             | Ev::SeatHandedToBot(_)
-            | Ev::SeatReclaimed(_) => {}
+            | Ev::SeatReclaimed(_)
+            | Ev::ClientSeedSent(_) => {}
         }
         bar.set_message(format!("hand {}: {} moves", self.hand, self.moves));
         if !lines.is_empty() {

@@ -42,6 +42,9 @@ pub struct Fetched {
     pub events: Vec<(u64, TableEvent)>,
     /// `(version, deal)` of each deal of the hand.
     pub deals: Vec<(u64, ShownDeal)>,
+    /// `(version, event as stored)` of the earlier events its deals depend on: the server seed
+    /// commitments and the client seeds sent.
+    pub inputs: Vec<(u64, TableEvent)>,
 }
 
 impl Fetched {
@@ -132,9 +135,20 @@ pub async fn fetch(table_url: &str, token: &str, table: &str, hand_number: u32) 
                 ended: page.ended,
                 events: Vec::new(),
                 deals: Vec::new(),
+                inputs: Vec::new(),
             });
         }
         let into = fetched.as_mut().expect("set from the first page");
+        if into.inputs.is_empty() {
+            for entry in &page.inputs {
+                let version = u64::try_from(entry.version).context("versions are positive")?;
+                let event: TableEvent =
+                    serde_json::from_str(&entry.stored_event).with_context(|| {
+                        format!("input v{version} is not a table event this tool knows")
+                    })?;
+                into.inputs.push((version, event));
+            }
+        }
         into.ended = page.ended;
         for entry in &page.entries {
             let version = u64::try_from(entry.version).context("versions are positive")?;

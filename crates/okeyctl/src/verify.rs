@@ -2,7 +2,9 @@
 //! table service's API (their own token: a hand they sat in, once it has ended), then, for each
 //! deal of the hand: the revealed seed must hash to the commitment announced at the deal; the
 //! deal is dealt again from the seed (`okey_rules::Deal::from_seed`, `docs/fairness.md`) and
-//! must be the one the service shows, rack by rack and the pile; every event is re-folded
+//! must be the one the service shows, rack by rack and the pile; when the players helped choose
+//! the seed, the whole chain (the server seed committed before their client seeds, the seeds
+//! used as sent, the derivation, the server seed revealed); every event is re-folded
 //! through the rules engine, every move re-decided and every draw checked against the pile;
 //! every penalty and end-of-hand score, the standing penalties and the match totals are
 //! re-derived. The check itself is `okey_table::verify`, the one scoring makes too; this module
@@ -11,8 +13,8 @@
 use anyhow::{Result, bail};
 use okey_rules::matches::HandResult;
 use okey_rules::{Deal, Event, HandEnd, Seat, Tile};
-use okey_table::TableEvent;
-use okey_table::verify::{Dealt, Ended, PublicPlay, revealed_seed, verify_hand};
+use okey_table::verify::{Dealt, Ended, PublicPlay, revealed_seed, verify_hand, verify_seeding};
+use okey_table::{Seeding, TableEvent};
 
 use crate::history::{Fetched, ShownDeal};
 
@@ -47,8 +49,11 @@ struct DealEvents<'a> {
     first: Seat,
     indicator: Tile,
     seed_sha256: &'a str,
+    seeding: Option<&'a Seeding>,
     plays: Vec<(u64, PublicPlay)>,
     ended: Option<(u64, &'a HandEnd, &'a HandResult, &'a [i64; 4], &'a str)>,
+    /// The server seed the end revealed.
+    server_seed: Option<&'a str>,
 }
 
 fn deals_of(fetched: &Fetched) -> Vec<DealEvents<'_>> {
@@ -61,13 +66,16 @@ fn deals_of(fetched: &Fetched) -> Vec<DealEvents<'_>> {
                 first,
                 indicator,
                 seed_sha256,
+                seeding,
             } if *hand_number == hand => deals.push(DealEvents {
                 dealt_version: *version,
                 first: *first,
                 indicator: *indicator,
                 seed_sha256,
+                seeding: seeding.as_ref(),
                 plays: Vec::new(),
                 ended: None,
+                server_seed: None,
             }),
             TableEvent::Played {
                 hand_number, event, ..
@@ -82,10 +90,12 @@ fn deals_of(fetched: &Fetched) -> Vec<DealEvents<'_>> {
                 result,
                 totals,
                 seed,
+                server_seed,
                 ..
             } if *hand_number == hand => {
                 if let Some(deal) = deals.last_mut() {
                     deal.ended = Some((*version, end, result, totals, seed.as_str()));
+                    deal.server_seed = server_seed.as_deref();
                 }
             }
             _ => {}
@@ -202,6 +212,30 @@ pub fn verify(fetched: &Fetched) -> Report {
             &seed[..16.min(seed.len())],
             &deal.seed_sha256[..16.min(deal.seed_sha256.len())]
         ));
+        // The chain the deal seed comes from, when the players helped choose it.
+        match deal.seeding {
+            Some(seeding) => match verify_seeding(
+                &dealt,
+                fetched.hand_number,
+                seeding,
+                &fetched.inputs,
+                &ended,
+                deal.server_seed,
+            ) {
+                Ok(lines) => report
+                    .checked
+                    .extend(lines.into_iter().map(|l| format!("ok  seeds       {l}"))),
+                Err(failed) => {
+                    let version = failed.at.unwrap_or(deal.dealt_version);
+                    fail(&mut report, version, failed.problem.unwrap_or_default());
+                    return report;
+                }
+            },
+            None => report.checked.push(
+                "ok  seeds       dealt before client seeds: the deal seed itself was committed"
+                    .to_owned(),
+            ),
+        }
         // 2. The deal.
         let seeded = Deal::from_seed(&seed_bytes, deal.first);
         let shown = fetched

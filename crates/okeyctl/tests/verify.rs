@@ -83,7 +83,15 @@ async fn every_hand_of_a_played_match_verifies_and_an_altered_event_is_named() {
     for hand in 1..=hands {
         let report = okeyctl::verify::run(&url, &token, &table, hand).await.unwrap();
         assert_eq!(report.difference, None, "hand {hand}: {:?}", report.checked);
-        for check in ["commitment", "deal", "events", "penalties", "score", "totals"] {
+        for check in [
+            "commitment",
+            "seeds",
+            "deal",
+            "events",
+            "penalties",
+            "score",
+            "totals",
+        ] {
             assert!(
                 report.checked.iter().any(|l| l.starts_with(&format!("ok  {check}"))),
                 "hand {hand} does not say it checked {check}: {:?}",
@@ -91,6 +99,16 @@ async fn every_hand_of_a_played_match_verifies_and_an_altered_event_is_named() {
             );
         }
     }
+    // Hand 1's server seed was committed when the table was created (version 1).
+    let report = okeyctl::verify::run(&url, &token, &table, 1).await.unwrap();
+    assert!(
+        report
+            .checked
+            .iter()
+            .any(|l| l.contains("server seed: committed at v1 ")),
+        "{:?}",
+        report.checked
+    );
     let (code, printed) = verify_binary(&url, &token, &table, 1).await;
     assert_eq!(code, 0, "{printed}");
     assert!(printed.contains("verified: hand 1"), "{printed}");

@@ -55,6 +55,7 @@ const ACCESS: &[(&str, Access)] = &[
     ("/okey.v1.TableService/SendHeartbeat", Access::PERSON),
     ("/okey.v1.TableService/SendChatMessage", Access::PERSON),
     ("/okey.v1.TableService/WatchChat", Access::PERSON),
+    ("/okey.v1.TableService/SubmitClientSeed", Access::PERSON),
     // Who may read which hand is decided per hand (support any, a player theirs once ended).
     ("/okey.v1.TableService/GetHandHistory", Access::PERSON),
     (

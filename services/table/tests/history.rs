@@ -160,10 +160,16 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
             (
                 Some(pb::hand_history_entry::Entry::Deal(deal)),
                 TableEvent::HandDealt {
-                    hand_number, first, ..
+                    hand_number,
+                    first,
+                    seeding,
+                    ..
                 },
             ) => {
-                let dealt = Deal::from_seed(&seeds[hand_number], *first);
+                let seed =
+                    table::domain::seeding::deal_seed(&seeds[hand_number], seeding.as_ref())
+                        .unwrap();
+                let dealt = Deal::from_seed(&seed, *first);
                 for seat in 0..4 {
                     let rack: Vec<String> =
                         dealt.racks[seat].iter().map(ToString::to_string).collect();

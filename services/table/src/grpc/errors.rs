@@ -169,6 +169,9 @@ fn table_reason(error: &TableError) -> Reason {
         TableError::HandInProgress(_) => Reason::HandInProgress,
         TableError::NotInHand(_) => Reason::NotInHand,
         TableError::NoSuchHand(_) => Reason::HandNotFound,
+        TableError::ClientSeedTooLate(_) => Reason::ClientSeedTooLate,
+        TableError::ClientSeedNotOpen(_) => Reason::ClientSeedNotOpen,
+        TableError::ClientSeedAlreadySent(_) => Reason::ClientSeedAlreadySent,
     }
 }
 

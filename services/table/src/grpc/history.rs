@@ -26,17 +26,6 @@ fn page_size(size: i32, (default, most): (usize, usize)) -> Result<usize, Status
     }
 }
 
-/// A `hand_number` field: 1 or more.
-fn hand_number_arg(hand: i32) -> Result<u32, Status> {
-    u32::try_from(hand).ok().filter(|h| *h > 0).ok_or_else(|| {
-        status::invalid_argument(
-            Reason::InvalidHandNumber,
-            "hand_number",
-            format!("hands are numbered from 1, not {hand}"),
-        )
-    })
-}
-
 fn bad_token() -> Status {
     status::invalid_argument(
         Reason::InvalidPageToken,
@@ -118,6 +107,7 @@ pub(super) async fn get_hand_history(
             .more_after
             .map(|v| format!("h{hand}.v{v}"))
             .unwrap_or_default(),
+        inputs: page.inputs.iter().map(input_entry_to_proto).collect(),
     }))
 }
 

@@ -270,4 +270,11 @@ impl TableService for TableApi {
     ) -> Result<Response<pb::ListHandReadsResponse>, Status> {
         history::list_hand_reads(self, request).await
     }
+
+    async fn submit_client_seed(
+        &self,
+        request: Request<pb::SubmitClientSeedRequest>,
+    ) -> Result<Response<pb::SubmitClientSeedResponse>, Status> {
+        play::submit_client_seed(self, request).await
+    }
 }

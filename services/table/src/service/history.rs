@@ -31,6 +31,8 @@ pub struct HandHistory {
     pub span: HandSpan,
     /// This page's events, in version order.
     pub events: Vec<HistoryEvent>,
+    /// The earlier events the hand's deals depend on (seed commitments, client seeds).
+    pub inputs: Vec<HistoryEvent>,
     /// The last version on this page, when more of the hand follows it.
     pub more_after: Option<u64>,
 }
@@ -83,22 +85,29 @@ impl Tables {
         };
         let entries = history::entries(&events, &window, from, |n| seeds.get(&n).copied())
             .map_err(ServiceError::History)?;
+        let inputs = history::inputs(&events, &span);
+        let at = |version: u64, entry: Entry| {
+            let stored = &recorded[version as usize - 1];
+            HistoryEvent {
+                version,
+                time: stored.recorded_at,
+                event: stored.event.clone(),
+                entry,
+            }
+        };
         let events = entries
             .into_iter()
-            .map(|(version, entry)| {
-                let stored = &recorded[version as usize - 1];
-                HistoryEvent {
-                    version,
-                    time: stored.recorded_at,
-                    event: stored.event.clone(),
-                    entry,
-                }
-            })
+            .map(|(version, entry)| at(version, entry))
+            .collect();
+        let inputs = inputs
+            .into_iter()
+            .map(|version| at(version, Entry::Event))
             .collect();
         Ok(HandHistory {
             more_after: (last < span.last_version).then_some(last),
             span,
             events,
+            inputs,
         })
     }
 
