@@ -196,7 +196,11 @@ mod tests {
         };
         assert_eq!(field("indicator"), d.indicator.to_string());
         for seat in 0..4 {
-            assert_eq!(field(&format!("seat {seat}")), text(&d.racks[seat]), "seat {seat}");
+            assert_eq!(
+                field(&format!("seat {seat}")),
+                text(&d.racks[seat]),
+                "seat {seat}"
+            );
         }
         assert_eq!(field("pile"), text(&d.pile));
     }

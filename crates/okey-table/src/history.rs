@@ -249,12 +249,11 @@ pub fn entries(
                     hand: *hand_number,
                     version,
                 })?;
-                let seed = deal_seed(&stored, seeding.as_ref()).map_err(|_| {
-                    HistoryError::BadSeeding {
+                let seed =
+                    deal_seed(&stored, seeding.as_ref()).map_err(|_| HistoryError::BadSeeding {
                         hand: *hand_number,
                         version,
-                    }
-                })?;
+                    })?;
                 Entry::Deal {
                     hand_number: *hand_number,
                     seed_sha256: seed_sha256.clone(),

@@ -668,7 +668,10 @@ impl Table {
                 }
             }
             TableEvent::ClientSeedSent {
-                hand_number, seat, seed, ..
+                hand_number,
+                seat,
+                seed,
+                ..
             } => {
                 if let Ok(seed) = seed_of_hex(seed) {
                     self.client_seeds.entry(*hand_number).or_default()[*seat as usize % 4] =

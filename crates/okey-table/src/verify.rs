@@ -199,7 +199,9 @@ pub fn verify_seeding(
         let sent_seed = sent[seat].map(|(_, s)| s);
         if sent_seed != used[seat] {
             let what = match (sent[seat], used[seat]) {
-                (Some((v, _)), None) => format!("the deal left out seat {seat}'s seed sent at v{v}"),
+                (Some((v, _)), None) => {
+                    format!("the deal left out seat {seat}'s seed sent at v{v}")
+                }
                 (None, Some(_)) => format!("the deal used a seed for seat {seat}, which sent none"),
                 _ => format!("the deal used another seed for seat {seat} than the one it sent"),
             };
@@ -627,9 +629,9 @@ fn compare(
 
 #[cfg(test)]
 mod tests {
+    use crate::event::seed_hash;
     use okey_bots::{Bot, Level};
     use okey_rules::{Preset, SeatView};
-    use crate::event::seed_hash;
 
     use super::*;
 

@@ -157,9 +157,10 @@ pub async fn fetch(table_url: &str, token: &str, table: &str, hand_number: u32) 
             {
                 bail!("the history skips from v{last} to v{version}");
             }
-            let event: TableEvent = serde_json::from_str(&entry.stored_event).with_context(|| {
-                format!("event v{version} is not a table event this tool knows")
-            })?;
+            let event: TableEvent =
+                serde_json::from_str(&entry.stored_event).with_context(|| {
+                    format!("event v{version} is not a table event this tool knows")
+                })?;
             if let Some(pb::hand_history_entry::Entry::Deal(deal)) = &entry.entry {
                 into.deals.push((version, shown_deal(deal, version)?));
             }

@@ -81,7 +81,8 @@ fn deals_of(fetched: &Fetched) -> Vec<DealEvents<'_>> {
                 hand_number, event, ..
             } if *hand_number == hand => {
                 if let Some(deal) = deals.last_mut() {
-                    deal.plays.push((*version, PublicPlay::Event(event.clone())));
+                    deal.plays
+                        .push((*version, PublicPlay::Event(event.clone())));
                 }
             }
             TableEvent::HandEnded {

@@ -81,7 +81,9 @@ async fn every_hand_of_a_played_match_verifies_and_an_altered_event_is_named() {
     // Every hand verifies with a player's own token (seat 1's here).
     let token = clients[1].token.clone();
     for hand in 1..=hands {
-        let report = okeyctl::verify::run(&url, &token, &table, hand).await.unwrap();
+        let report = okeyctl::verify::run(&url, &token, &table, hand)
+            .await
+            .unwrap();
         assert_eq!(report.difference, None, "hand {hand}: {:?}", report.checked);
         for check in [
             "commitment",
@@ -93,7 +95,10 @@ async fn every_hand_of_a_played_match_verifies_and_an_altered_event_is_named() {
             "totals",
         ] {
             assert!(
-                report.checked.iter().any(|l| l.starts_with(&format!("ok  {check}"))),
+                report
+                    .checked
+                    .iter()
+                    .any(|l| l.starts_with(&format!("ok  {check}"))),
                 "hand {hand} does not say it checked {check}: {:?}",
                 report.checked
             );
@@ -141,7 +146,9 @@ async fn every_hand_of_a_played_match_verifies_and_an_altered_event_is_named() {
     let (code, printed) = verify_binary(&url, &token, &table, 1).await;
     assert_eq!(code, 1, "{printed}");
     assert!(
-        printed.contains(&format!("not verified: the first difference is in v{version} (TileDrawn)")),
+        printed.contains(&format!(
+            "not verified: the first difference is in v{version} (TileDrawn)"
+        )),
         "{printed}"
     );
     assert!(printed.contains(&format!("drew {other}, but")), "{printed}");

@@ -449,10 +449,7 @@ async fn reverify(
         unreachable!("called for hand_ended")
     };
     let (Some(rules), Some(hand)) = (&tally.rules, &tally.hand) else {
-        return Ok(Verification::failed(
-            incoming.version,
-            "no hand was dealt",
-        ));
+        return Ok(Verification::failed(incoming.version, "no hand was dealt"));
     };
     let rows: Vec<sqlx::types::Json<Published>> = sqlx::query_scalar(
         "SELECT payload FROM applied_events WHERE table_id = $1 AND version > $2

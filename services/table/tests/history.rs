@@ -67,7 +67,12 @@ async fn reads(client: &mut Client, table: &str) -> Result<Vec<pb::HandRead>, to
         page_size: 0,
         page_token: String::new(),
     });
-    Ok(client.api.list_hand_reads(request).await?.into_inner().reads)
+    Ok(client
+        .api
+        .list_hand_reads(request)
+        .await?
+        .into_inner()
+        .reads)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -90,12 +95,17 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
 
     // A few moves into hand 1 (a hand never ends within its first three commands).
     play(&table, &mut clients, &mut received, |v| v.version >= 9).await;
-    let live = history(&mut support, &table, 1, 0, "").await.expect("support reads it live");
+    let live = history(&mut support, &table, 1, 0, "")
+        .await
+        .expect("support reads it live");
     assert!(!live.ended);
     assert_eq!(live.hand_number, 1);
     assert_eq!(live.totals_before, vec![0; 4]);
     let Some(pb::hand_history_entry::Entry::Deal(deal)) = &live.entries[0].entry else {
-        panic!("the history starts with the whole deal: {:?}", live.entries[0]);
+        panic!(
+            "the history starts with the whole deal: {:?}",
+            live.entries[0]
+        );
     };
     let sizes: Vec<usize> = deal.racks.iter().map(|r| r.tiles.len()).collect();
     let mut expected = vec![21; 4];
@@ -119,7 +129,9 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
     assert_eq!(log[0].from_version, live.first_version);
 
     // Its own players wait for the end; a player of another table and a spectator never read it.
-    let refused = history(&mut clients[0], &table, 1, 0, "").await.unwrap_err();
+    let refused = history(&mut clients[0], &table, 1, 0, "")
+        .await
+        .unwrap_err();
     assert_refused(&refused, Code::FailedPrecondition, "hand_in_progress");
     let refused = history(&mut others[0], &table, 1, 0, "").await.unwrap_err();
     assert_refused(&refused, Code::PermissionDenied, "not_in_hand");
@@ -148,7 +160,11 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
     let first = pages[0].first_version;
     let last = pages[0].last_version;
     let versions: Vec<i64> = entries.iter().map(|e| e.version).collect();
-    assert_eq!(versions, (first..=last).collect::<Vec<_>>(), "in order, none missing");
+    assert_eq!(
+        versions,
+        (first..=last).collect::<Vec<_>>(),
+        "in order, none missing"
+    );
     // Every entry is the stored event; the deal is the one the stored seed deals; draws name
     // their tile.
     let mut draws = 0;
@@ -166,9 +182,8 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
                     ..
                 },
             ) => {
-                let seed =
-                    table::domain::seeding::deal_seed(&seeds[hand_number], seeding.as_ref())
-                        .unwrap();
+                let seed = table::domain::seeding::deal_seed(&seeds[hand_number], seeding.as_ref())
+                    .unwrap();
                 let dealt = Deal::from_seed(&seed, *first);
                 for seat in 0..4 {
                     let rack: Vec<String> =
@@ -225,21 +240,31 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
     // Bad arguments, each with its reason; none is written to the audit log.
     let bad = history(&mut support, &table, 0, 0, "").await.unwrap_err();
     assert_refused(&bad, Code::InvalidArgument, "invalid_hand_number");
-    let bad = history(&mut support, &table, 1, 1001, "").await.unwrap_err();
+    let bad = history(&mut support, &table, 1, 1001, "")
+        .await
+        .unwrap_err();
     assert_refused(&bad, Code::InvalidArgument, "invalid_page_size");
-    let bad = history(&mut support, &table, 1, 0, "h2.v10").await.unwrap_err();
+    let bad = history(&mut support, &table, 1, 0, "h2.v10")
+        .await
+        .unwrap_err();
     assert_refused(&bad, Code::InvalidArgument, "invalid_page_token");
     let bad = history(&mut support, &table, 1, 0, &format!("h1.v{}", last + 5))
         .await
         .unwrap_err();
     assert_refused(&bad, Code::InvalidArgument, "invalid_page_token");
-    let bad = history(&mut support, &table, 1, 0, "h1.v1").await.unwrap_err();
+    let bad = history(&mut support, &table, 1, 0, "h1.v1")
+        .await
+        .unwrap_err();
     assert_refused(&bad, Code::InvalidArgument, "invalid_page_token");
-    let bad = history(&mut support, "tables/nope", 1, 0, "").await.unwrap_err();
+    let bad = history(&mut support, "tables/nope", 1, 0, "")
+        .await
+        .unwrap_err();
     assert_refused(&bad, Code::InvalidArgument, "invalid_table");
     let missing = history(&mut support, &table, 99, 0, "").await.unwrap_err();
     assert_refused(&missing, Code::NotFound, "hand_not_found");
-    let missing = history(&mut clients[0], &table, 99, 0, "").await.unwrap_err();
+    let missing = history(&mut clients[0], &table, 99, 0, "")
+        .await
+        .unwrap_err();
     assert_refused(&missing, Code::PermissionDenied, "not_in_hand");
     let unknown = format!("tables/{}", uuid());
     let missing = history(&mut support, &unknown, 1, 0, "").await.unwrap_err();

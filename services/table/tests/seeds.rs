@@ -21,7 +21,11 @@ use tonic_types::StatusExt;
 fn assert_refused(status: &tonic::Status, code: Code, why: &str) {
     assert_eq!(status.code(), code, "{status:?}");
     let details = status.get_error_details();
-    assert_eq!(details.error_info().expect("ErrorInfo").reason, why, "{status:?}");
+    assert_eq!(
+        details.error_info().expect("ErrorInfo").reason,
+        why,
+        "{status:?}"
+    );
 }
 
 async fn send(
@@ -86,7 +90,11 @@ async fn each_deal_is_the_derivation_of_the_committed_server_seed_and_every_clie
     let refused = send(&mut clients[0], &table, 1, &hex(&seed_of(3)))
         .await
         .unwrap_err();
-    assert_refused(&refused, Code::FailedPrecondition, "client_seed_already_sent");
+    assert_refused(
+        &refused,
+        Code::FailedPrecondition,
+        "client_seed_already_sent",
+    );
     let refused = send(&mut stranger, &table, 1, &hex(&seed_of(3)))
         .await
         .unwrap_err();
@@ -97,7 +105,11 @@ async fn each_deal_is_the_derivation_of_the_committed_server_seed_and_every_clie
         .await
         .unwrap_err();
     assert_refused(&refused, Code::InvalidArgument, "invalid_hand_number");
-    assert_eq!(stored(&app.settings, &table).await.0.len(), before, "refusals store nothing");
+    assert_eq!(
+        stored(&app.settings, &table).await.0.len(),
+        before,
+        "refusals store nothing"
+    );
     clients[3].join(&table, 3).await;
 
     // Hand 1 is dealt: a seed for it is late, one for hand 3 is not taken yet.

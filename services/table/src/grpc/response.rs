@@ -15,9 +15,9 @@ use tonic::Status;
 use super::errors::{Failure, status_of};
 use crate::absence::bot_level;
 use crate::chat::{Channel, ChatMessage};
+use crate::domain::history::Entry;
 use crate::domain::{Noted, Origin, Shown, TableEvent};
 use crate::presence::Presence;
-use crate::domain::history::Entry;
 use crate::service::{HistoryEvent, Outcome, PhaseName, Summary};
 
 pub(super) fn presence_to_proto(p: Presence) -> pb::Presence {

@@ -14,9 +14,7 @@ use super::cache::Entry;
 use super::read::{outcome_of, summary};
 use super::watch::Feed;
 use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
-use crate::domain::{
-    Admission, Decision, Phase, Seed, Table, TableCommand, TableEvent, show,
-};
+use crate::domain::{Admission, Decision, Phase, Seed, Table, TableCommand, TableEvent, show};
 use crate::ids::{new_seed, random_uuid};
 use crate::store::{Append, AppendError, Metadata};
 

@@ -274,9 +274,8 @@ pub fn check_scores(events: &[Recorded], seeds: &BTreeMap<u32, Seed>) -> usize {
                 seeding,
                 ..
             } => {
-                let seed =
-                    table::domain::seeding::deal_seed(&seeds[hand_number], seeding.as_ref())
-                        .unwrap();
+                let seed = table::domain::seeding::deal_seed(&seeds[hand_number], seeding.as_ref())
+                    .unwrap();
                 assert_eq!(&table::domain::seed_hash(&seed), seed_sha256);
                 let start =
                     Hand::start(rules.clone().unwrap(), Deal::from_seed(&seed, *first)).unwrap();
