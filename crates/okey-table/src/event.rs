@@ -103,7 +103,7 @@ pub enum TableEvent {
         /// Hex sha256 of the deal seed.
         seed_sha256: String,
         /// How the deal seed was made from the server seed and the client seeds, with every
-        /// input (`crate::seeding`); `None`: a hand dealt before client seeds, from a seed drawn
+        /// input (`docs/fairness.md`); `None`: a hand dealt before client seeds, from a seed drawn
         /// as it is.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         seeding: Option<Seeding>,
@@ -156,7 +156,7 @@ pub enum TableEvent {
     SeatReclaimed { seat: Seat, player: String },
 }
 
-/// How a deal seed was derived, with every input (`crate::seeding`, `docs/fairness.md`).
+/// How a deal seed was derived, with every input (`docs/fairness.md`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Seeding {
     /// The derivation's version: 1 is HMAC-SHA256 of the server seed over the client seeds.
