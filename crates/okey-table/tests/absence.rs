@@ -16,7 +16,10 @@ fn table(seats: [Option<String>; 4]) -> Table {
         ..Preset::Classic.rules()
     };
     let d = Table::create(rules, seats, &[7; 32]).unwrap();
-    let seeds: BTreeMap<u32, [u8; 32]> = d.seeds.iter().copied().collect();
+    let mut seeds = BTreeMap::new();
+    if let Some((n, s)) = d.dealt {
+        seeds.insert(n, s);
+    }
     Table::replay(&d.events, seeds)
 }
 

@@ -14,7 +14,7 @@ use okey_table::{Origin, Shown, TableEvent};
 use serde::{Deserialize, Serialize};
 
 use crate::skill;
-use okey_table::verify::Verification;
+use crate::verify::Verification;
 
 /// What scoring keeps of one table between its events.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,7 +268,6 @@ pub fn fold(
                     first,
                     indicator,
                     seed_sha256,
-                    ..
                 },
         } => {
             if tally.rules.is_none() {
@@ -312,7 +311,6 @@ fn fold_public(
             rules,
             seats,
             admission,
-            ..
         } => {
             tally.rules = Some(rules.clone());
             tally.origin = Some(admission.origin);
@@ -438,9 +436,7 @@ fn fold_public(
                 partners: tally.rules.as_ref().is_some_and(|r| r.partners),
             });
         }
-        TableEvent::SeatHandedToBot { .. }
-        | TableEvent::SeatReclaimed { .. }
-        | TableEvent::ClientSeedSent { .. } => {}
+        TableEvent::SeatHandedToBot { .. } | TableEvent::SeatReclaimed { .. } => {}
     }
     Ok(())
 }
@@ -568,7 +564,6 @@ mod tests {
                     None,
                 ],
                 admission: Admission::default(),
-                server_seed_sha256: None,
             }),
             None,
         )
@@ -582,7 +577,6 @@ mod tests {
                 first: 0,
                 indicator: "R5".parse().unwrap(),
                 seed_sha256: seed_hash(&seed),
-                seeding: None,
             }),
             None,
         )
@@ -611,7 +605,6 @@ mod tests {
                 totals,
                 seed: hex(&[1; 32]),
                 racks: Default::default(),
-                server_seed: None,
             }),
             None,
         )
@@ -629,7 +622,6 @@ mod tests {
         };
         let verified = Verification {
             problem: None,
-            at: None,
             bases: Some([ScoreBasis::Cancelled; 4]),
         };
         let changes = fold(
@@ -647,7 +639,6 @@ mod tests {
                 totals: [0; 4],
                 seed: hex(&[1; 32]),
                 racks: Default::default(),
-                server_seed: None,
             }),
             Some(&verified),
         )

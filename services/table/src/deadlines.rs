@@ -402,7 +402,10 @@ mod tests {
             ..Preset::Classic.rules()
         };
         let d = Table::create(rules, seats, &[5; 32]).unwrap();
-        let seeds: BTreeMap<u32, [u8; 32]> = d.seeds.iter().copied().collect();
+        let mut seeds = BTreeMap::new();
+        if let Some((n, s)) = d.dealt {
+            seeds.insert(n, s);
+        }
         Table::replay(&d.events, seeds)
     }
 
