@@ -22,7 +22,6 @@ exec "$bin" demo \
   --matchmaking "http://127.0.0.1:${SERVICE_PORT[matchmaking]}" \
   --table "http://127.0.0.1:${SERVICE_PORT[table]}" \
   --signing-key "$run_dir/dev-signing-key.pem" \
-  --table-database-url "postgres://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/okey_table" \
   --hands-dir "$run_dir/demo" \
   --grpcurl "${VENV#"$ROOT"/}/bin/grpcurl" \
   "$@"

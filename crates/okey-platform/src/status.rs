@@ -69,6 +69,10 @@ reasons! {
     InvalidTable = "invalid_table" => InvalidArgument,
     /// A table version is negative.
     InvalidVersion = "invalid_version" => InvalidArgument,
+    /// A hand number is not 1 or more.
+    InvalidHandNumber = "invalid_hand_number" => InvalidArgument,
+    /// A client seed that is not 32 bytes as 64 hex digits.
+    InvalidClientSeed = "invalid_client_seed" => InvalidArgument,
     /// A `view_form` this server does not know.
     InvalidViewForm = "invalid_view_form" => InvalidArgument,
     /// A rule set names an unknown preset or an impossible value.
@@ -171,15 +175,28 @@ reasons! {
     StaleTimeout = "stale_timeout" => FailedPrecondition,
     /// A partner message at a table without partners.
     NoPartners = "no_partners" => FailedPrecondition,
+    /// A client seed for a hand already dealt.
+    ClientSeedTooLate = "client_seed_too_late" => FailedPrecondition,
+    /// Client seeds are taken for the next hand only, once its server seed is committed.
+    ClientSeedNotOpen = "client_seed_not_open" => FailedPrecondition,
+    /// The seat already sent its client seed for that hand.
+    ClientSeedAlreadySent = "client_seed_already_sent" => FailedPrecondition,
+    /// The hand is still being played: its full history is served to its players once it has
+    /// ended.
+    HandInProgress = "hand_in_progress" => FailedPrecondition,
     /// The caller does not sit at this table.
     NotSeated = "not_seated" => PermissionDenied,
     /// Only a private room's members may sit at its table (or watch it, unless spectators are
     /// allowed).
     NotTableMember = "not_table_member" => PermissionDenied,
+    /// The caller did not sit in the hand (and is not support): its full history is not theirs.
+    NotInHand = "not_in_hand" => PermissionDenied,
     /// A table origin this server does not know.
     InvalidOrigin = "invalid_origin" => InvalidArgument,
     /// No such table, or not visible to the caller.
     TableNotFound = "table_not_found" => NotFound,
+    /// The hand has not been dealt at the table.
+    HandNotFound = "hand_not_found" => NotFound,
     /// The table moved past `expected_version`, or another change to it was being made.
     VersionConflict = "version_conflict" => Aborted,
     /// A version the table has not reached yet.

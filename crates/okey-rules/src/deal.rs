@@ -160,4 +160,48 @@ mod tests {
         );
         assert_eq!(got, include_str!("../tests/data/seed_vector.txt").trim());
     }
+
+    /// `docs/fairness.md` documents the algorithm for app teams with a full test vector (every
+    /// rack and the pile); the engine must deal exactly that.
+    #[test]
+    fn the_documented_test_vector() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/fairness.md");
+        let doc = std::fs::read_to_string(path).expect("docs/fairness.md");
+        let block = doc
+            .split("<!-- deal test vector -->")
+            .nth(1)
+            .and_then(|rest| rest.split("```").nth(1))
+            .expect("the test vector block");
+        let field = |name: &str| -> String {
+            block
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}:")))
+                .unwrap_or_else(|| panic!("no `{name}:` line"))
+                .trim()
+                .to_owned()
+        };
+        let hex = field("seed");
+        let seed: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let seed: [u8; 32] = seed.try_into().unwrap();
+        let first: Seat = field("first").parse().unwrap();
+        let d = Deal::from_seed(&seed, first);
+        let text = |v: &[Tile]| {
+            v.iter()
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(field("indicator"), d.indicator.to_string());
+        for seat in 0..4 {
+            assert_eq!(
+                field(&format!("seat {seat}")),
+                text(&d.racks[seat]),
+                "seat {seat}"
+            );
+        }
+        assert_eq!(field("pile"), text(&d.pile));
+    }
 }

@@ -73,6 +73,10 @@ pub enum TableEvent {
         /// recorded read as an operator's table open to everyone).
         #[serde(default)]
         admission: Admission,
+        /// Hex sha256 of the first hand's server seed: the table's commitment to it, made before
+        /// any client seed for that hand is taken (tables created before client seeds: none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_seed_sha256: Option<String>,
     },
     /// A player sat down (or, already seated, told the table their display name).
     SeatTaken {
@@ -96,7 +100,22 @@ pub enum TableEvent {
         hand_number: u32,
         first: Seat,
         indicator: Tile,
+        /// Hex sha256 of the deal seed.
         seed_sha256: String,
+        /// How the deal seed was made from the server seed and the client seeds, with every
+        /// input (`docs/fairness.md`); `None`: a hand dealt before client seeds, from a seed drawn
+        /// as it is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seeding: Option<Seeding>,
+    },
+    /// A seated player sent a client seed for a hand not dealt yet (its server seed is already
+    /// committed). Public: without the server seed it tells nothing of the deal.
+    ClientSeedSent {
+        hand_number: u32,
+        seat: Seat,
+        player: String,
+        /// The 32 bytes, hex.
+        seed: String,
     },
     /// One engine event of the current hand (never `HandStarted` or `HandEnded`).
     Played {
@@ -120,6 +139,10 @@ pub enum TableEvent {
         seed: String,
         /// Every rack at the end (public now).
         racks: [Vec<Tile>; 4],
+        /// Hex of the hand's server seed, when the deal seed was derived from one (see
+        /// [`Seeding`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_seed: Option<String>,
     },
     MatchEnded {
         totals: [i64; 4],
@@ -131,6 +154,21 @@ pub enum TableEvent {
     SeatHandedToBot { seat: Seat, player: String },
     /// The absent player came back (a command or an update stream) and plays the seat again.
     SeatReclaimed { seat: Seat, player: String },
+}
+
+/// How a deal seed was derived, with every input (`docs/fairness.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seeding {
+    /// The derivation's version: 1 is HMAC-SHA256 of the server seed over the client seeds.
+    pub derivation: u8,
+    /// Hex sha256 of this hand's server seed, as committed before its client seeds were taken.
+    pub server_seed_sha256: String,
+    /// The table version of that commitment (the table's creation, or the previous deal).
+    pub committed_at: u64,
+    /// The client seed each seat sent for this hand (hex), in seat order; `None`: no seed.
+    pub client_seeds: [Option<String>; 4],
+    /// Hex sha256 of the next hand's server seed: the commitment for the next hand.
+    pub next_server_seed_sha256: String,
 }
 
 /// What the table adds to an engine event, from the state it was decided on (events stored
@@ -182,6 +220,7 @@ impl TableEvent {
             TableEvent::SeatTaken { .. } => "SeatTaken",
             TableEvent::SeatLeft { .. } => "SeatLeft",
             TableEvent::HandDealt { .. } => "HandDealt",
+            TableEvent::ClientSeedSent { .. } => "ClientSeedSent",
             TableEvent::Played { event, .. } => event.name(),
             TableEvent::HandEnded { .. } => "HandEnded",
             TableEvent::MatchEnded { .. } => "MatchEnded",
@@ -201,9 +240,8 @@ pub fn seed_hash(seed: &Seed) -> String {
     hex(&Sha256::digest(seed))
 }
 
-/// The 32 seed bytes from the hex revealed in [`TableEvent::HandEnded`], checked against the
-/// sha256 announced in [`TableEvent::HandDealt`].
-pub fn seed_from_hex(hex_seed: &str, announced_sha256: &str) -> Result<Seed, SeedError> {
+/// The 32 bytes of 64 hex digits.
+pub fn seed_of_hex(hex_seed: &str) -> Result<Seed, SeedError> {
     let bytes = (0..hex_seed.len())
         .step_by(2)
         .map(|i| {
@@ -213,7 +251,13 @@ pub fn seed_from_hex(hex_seed: &str, announced_sha256: &str) -> Result<Seed, See
         })
         .collect::<Option<Vec<u8>>>()
         .ok_or(SeedError::NotHex)?;
-    let seed: Seed = bytes.try_into().map_err(|_| SeedError::NotHex)?;
+    bytes.try_into().map_err(|_| SeedError::NotHex)
+}
+
+/// The 32 seed bytes from the hex revealed in [`TableEvent::HandEnded`], checked against the
+/// sha256 announced in [`TableEvent::HandDealt`].
+pub fn seed_from_hex(hex_seed: &str, announced_sha256: &str) -> Result<Seed, SeedError> {
+    let seed = seed_of_hex(hex_seed)?;
     let digest = seed_hash(&seed);
     if !digest.eq_ignore_ascii_case(announced_sha256) {
         return Err(SeedError::NotCommitted {

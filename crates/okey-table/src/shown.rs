@@ -7,7 +7,8 @@ use okey_rules::view::event_for_seat;
 use okey_rules::{Deal, Event, Seat, Tile};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Seed, TableEvent};
+use crate::event::{Seed, Seeding, TableEvent};
+use crate::seeding::deal_seed;
 
 /// An event as one viewer may see it. `viewer == None` is the public at large (the public NATS
 /// subject): it sees what every seat sees about others.
@@ -23,6 +24,9 @@ pub enum Shown {
         indicator: Tile,
         seed_sha256: String,
         rack: Vec<Tile>,
+        /// How the deal seed was derived, with every input (public).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seeding: Option<Seeding>,
     },
     /// A seat drew from the centre pile; the tile only for that seat.
     Drawn {
@@ -32,8 +36,9 @@ pub enum Shown {
     },
 }
 
-/// What `event` shows `viewer`. `seed_of` gives a hand's seed (needed to show a seat its dealt
-/// rack); it is never called for the public.
+/// What `event` shows `viewer`. `seed_of` gives a hand's stored seed (needed to show a seat its
+/// dealt rack; the deal seed is derived from it as the deal's seeding says); it is never called
+/// for the public.
 pub fn show(
     event: &TableEvent,
     viewer: Option<Seat>,
@@ -45,6 +50,7 @@ pub fn show(
             first,
             indicator,
             seed_sha256,
+            seeding,
         } => Shown::Dealt {
             hand_number: *hand_number,
             first: *first,
@@ -52,10 +58,11 @@ pub fn show(
             seed_sha256: seed_sha256.clone(),
             rack: viewer
                 .and_then(|seat| {
-                    let seed = seed_of(*hand_number)?;
+                    let seed = deal_seed(&seed_of(*hand_number)?, seeding.as_ref()).ok()?;
                     Some(Deal::from_seed(&seed, *first).racks[seat as usize].clone())
                 })
                 .unwrap_or_default(),
+            seeding: seeding.clone(),
         },
         TableEvent::Played {
             hand_number,

@@ -8,6 +8,9 @@
 //! (`okey_rules::Event`) are wrapped in [`TableEvent::Played`]. The engine's `HandStarted` (which
 //! carries the whole deal) is never stored: [`TableEvent::HandDealt`] records the seed's sha256
 //! and the first seat, the seed itself is kept apart and revealed in [`TableEvent::HandEnded`].
+//! The deal seed is derived from a server seed committed before the hand's client seeds are
+//! taken and the client seeds the seated players sent ([`crate::seeding`]); the private seed
+//! stored for a hand is its server seed (for hands dealt before client seeds, the deal seed).
 
 use std::collections::BTreeMap;
 
@@ -16,7 +19,8 @@ use okey_rules::matches::{HandResult, Match, MatchWinner};
 use okey_rules::{Command, Deal, Event, Hand, RuleError, RuleSet, Seat, SeatView};
 
 use crate::absence::{Absence, bot_level};
-use crate::event::{Admission, Noted, Seed, TableEvent, hex, seed_hash};
+use crate::event::{Admission, Noted, Seed, Seeding, TableEvent, hex, seed_hash, seed_of_hex};
+use crate::seeding;
 
 /// Where a table is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +57,12 @@ pub enum TableCommand {
     Reclaim {
         player: String,
     },
+    /// A seated player's client seed for the next hand (`hand_number`), before it is dealt.
+    ClientSeed {
+        player: String,
+        hand_number: u32,
+        seed: Seed,
+    },
 }
 
 /// Why a table refused a command. Nothing changed.
@@ -78,6 +88,27 @@ pub enum TableError {
     NotBotSeat(Seat),
     #[error("that deadline belongs to a turn that is over")]
     StaleTimeout,
+    #[error(
+        "hand {0} is still being played: its full history is served to the players who sat in it \
+         once it has ended"
+    )]
+    HandInProgress(u32),
+    #[error("you did not sit in hand {0} of this table: its full history is not yours to read")]
+    NotInHand(u32),
+    #[error("hand {0} has not been dealt at this table")]
+    NoSuchHand(u32),
+    #[error(
+        "hand {0} has been dealt already: a client seed counts only if it arrives before its hand \
+         is dealt"
+    )]
+    ClientSeedTooLate(u32),
+    #[error(
+        "client seeds are taken for the next hand only (the current hand + 1, once its server \
+         seed is committed), not for hand {0}"
+    )]
+    ClientSeedNotOpen(u32),
+    #[error("your seat already sent its client seed for hand {0}")]
+    ClientSeedAlreadySent(u32),
 }
 
 impl TableError {
@@ -94,15 +125,22 @@ impl TableError {
             TableError::ServerOnly => "server_only",
             TableError::NotBotSeat(_) => "not_bot_seat",
             TableError::StaleTimeout => "stale_timeout",
+            TableError::HandInProgress(_) => "hand_in_progress",
+            TableError::NotInHand(_) => "not_in_hand",
+            TableError::NoSuchHand(_) => "hand_not_found",
+            TableError::ClientSeedTooLate(_) => "client_seed_too_late",
+            TableError::ClientSeedNotOpen(_) => "client_seed_not_open",
+            TableError::ClientSeedAlreadySent(_) => "client_seed_already_sent",
         }
     }
 }
 
-/// What `decide` produced: the events, and the seed of a hand it dealt (to store privately).
+/// What `decide` produced: the events, and the private seeds to store with them (by hand
+/// number: a server seed it committed to, or the deal seed of a hand dealt without one).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
     pub events: Vec<TableEvent>,
-    pub dealt: Option<(u32, Seed)>,
+    pub seeds: Vec<(u32, Seed)>,
 }
 
 /// The state of a table, folded from its events.
@@ -122,8 +160,16 @@ pub struct Table {
     pub hand_number: u32,
     pub hand: Option<Hand>,
     pub seed_sha256: Option<String>,
-    /// Deal seeds by hand number. Private: never shown before the hand ends.
+    /// The stored private seeds by hand number: server seeds (and the deal seeds of hands dealt
+    /// before client seeds). Never shown before the hand ends.
     seeds: BTreeMap<u32, Seed>,
+    /// Each server seed commitment by the hand it is for: its hex sha256 and the version of the
+    /// event that published it.
+    pub commitments: BTreeMap<u32, (String, u64)>,
+    /// The client seeds sent, by hand, in seat order.
+    pub client_seeds: BTreeMap<u32, [Option<Seed>; 4]>,
+    /// How each dealt hand's deal seed was derived.
+    seedings: BTreeMap<u32, Seeding>,
     /// Expiries in a row and seats a bot plays for an absent player.
     pub absence: Absence,
     /// Where the table came from and whom it admits.
@@ -163,20 +209,23 @@ impl Table {
         if seen.len() != seats.iter().flatten().count() {
             return Err("seats: a player sits at most once".into());
         }
+        // The first hand's server seed, committed before any client seed for it can be sent.
+        let first = seeding::server_seed(seed, 1);
         let created = TableEvent::TableCreated {
             rules,
             seats,
             admission,
+            server_seed_sha256: Some(seed_hash(&first)),
         };
-        let table = Table::replay([&created], BTreeMap::new());
+        let table = Table::replay([&created], BTreeMap::from([(1, first)]));
         let mut decision = Decision {
             events: vec![created],
-            dealt: None,
+            seeds: vec![(1, first)],
         };
         if table.seats.iter().all(Option::is_some) {
-            let (event, dealt) = table.deal(seed);
+            let (event, seeds) = table.deal(seed);
             decision.events.push(event);
-            decision.dealt = Some(dealt);
+            decision.seeds.extend(seeds);
         }
         Ok(decision)
     }
@@ -209,6 +258,9 @@ impl Table {
             hand: None,
             seed_sha256: None,
             seeds,
+            commitments: BTreeMap::new(),
+            client_seeds: BTreeMap::new(),
+            seedings: BTreeMap::new(),
             absence: Absence::default(),
             admission,
         };
@@ -234,20 +286,27 @@ impl Table {
         }
     }
 
-    /// Folds a decision of this table: remembers the seed of a hand it dealt, then folds its
-    /// events, so a `HandDealt` always finds its seed.
+    /// Folds a decision of this table: remembers the seeds it stores, then folds its events, so
+    /// a `HandDealt` always finds its seed.
     pub fn apply(&mut self, decision: &Decision) {
-        if let Some((hand_number, seed)) = decision.dealt {
-            self.seeds.insert(hand_number, seed);
+        for (hand_number, seed) in &decision.seeds {
+            self.seeds.insert(*hand_number, *seed);
         }
         for event in &decision.events {
             self.evolve(event);
         }
     }
 
-    /// The seed of a hand, if this table knows it.
+    /// The private seed stored for a hand (its server seed, or the deal seed of a hand dealt
+    /// before client seeds), if this table knows it.
     pub fn seed(&self, hand_number: u32) -> Option<Seed> {
         self.seeds.get(&hand_number).copied()
+    }
+
+    /// The seed a dealt hand was dealt from, if this table knows it.
+    pub fn deal_seed(&self, hand_number: u32) -> Option<Seed> {
+        let stored = self.seed(hand_number)?;
+        seeding::deal_seed(&stored, self.seedings.get(&hand_number)).ok()
     }
 
     /// The seat `player` sits in.
@@ -294,7 +353,7 @@ impl Table {
                         player: player.clone(),
                         bot_substitute,
                     }],
-                    dealt: None,
+                    seeds: Vec::new(),
                 })
             }
             TableCommand::Play { player, command } => self.decide_play(player, command, next_seed),
@@ -304,7 +363,49 @@ impl Table {
                 turn,
             } => self.decide_server(*seat, command, *turn, next_seed),
             TableCommand::Reclaim { player } => self.decide_reclaim(player),
+            TableCommand::ClientSeed {
+                player,
+                hand_number,
+                seed,
+            } => self.decide_client_seed(player, *hand_number, seed),
         }
+    }
+
+    /// A seated player's client seed for the next hand: taken once per seat, only while that
+    /// hand is not dealt and once its server seed is committed.
+    fn decide_client_seed(
+        &self,
+        player: &str,
+        hand_number: u32,
+        seed: &Seed,
+    ) -> Result<Decision, TableError> {
+        let seat = self.seat_of(player).ok_or(TableError::NotSeated)?;
+        if self.phase == Phase::Finished {
+            return Err(TableError::MatchOver);
+        }
+        let next = self.hand_number + 1;
+        if hand_number < next {
+            return Err(TableError::ClientSeedTooLate(hand_number));
+        }
+        if hand_number > next || !self.commitments.contains_key(&next) {
+            return Err(TableError::ClientSeedNotOpen(hand_number));
+        }
+        if self
+            .client_seeds
+            .get(&next)
+            .is_some_and(|seeds| seeds[seat as usize].is_some())
+        {
+            return Err(TableError::ClientSeedAlreadySent(hand_number));
+        }
+        Ok(Decision {
+            events: vec![TableEvent::ClientSeedSent {
+                hand_number,
+                seat,
+                player: player.to_owned(),
+                seed: hex(seed),
+            }],
+            seeds: Vec::new(),
+        })
     }
 
     fn decide_join(
@@ -327,7 +428,7 @@ impl Table {
                     player: player.to_owned(),
                     name,
                 }],
-                dealt: None,
+                seeds: Vec::new(),
             });
         }
         if !self.admission.may_sit(player) {
@@ -364,14 +465,14 @@ impl Table {
             player: player.to_owned(),
             name,
         }];
-        let mut dealt = None;
+        let mut seeds = Vec::new();
         let free = self.seats.iter().filter(|p| p.is_none()).count();
         if free == 1 {
-            let (event, hand) = self.deal(next_seed);
+            let (event, stored) = self.deal(next_seed);
             events.push(event);
-            dealt = Some(hand);
+            seeds = stored;
         }
-        Ok(Decision { events, dealt })
+        Ok(Decision { events, seeds })
     }
 
     /// A player who left during the match sits in their seat again (see [`Absence::vacated`]).
@@ -382,23 +483,56 @@ impl Table {
                 player: player.to_owned(),
                 name,
             }],
-            dealt: None,
+            seeds: Vec::new(),
         }
     }
 
-    /// The next hand's `HandDealt` from `seed`.
-    fn deal(&self, seed: &Seed) -> (TableEvent, (u32, Seed)) {
+    /// The next hand's `HandDealt`, with the private seeds to store. A hand whose server seed
+    /// was committed is dealt from the seed derived from it and the client seeds sent for it,
+    /// and the next hand's server seed (made from `fresh`) is committed; a hand of a table from
+    /// before client seeds is dealt from `fresh` itself.
+    fn deal(&self, fresh: &Seed) -> (TableEvent, Vec<(u32, Seed)>) {
         let hand_number = self.hand_number + 1;
         let first = self.record.next_first();
-        let deal = Deal::from_seed(seed, first);
+        let Some((committed, committed_at)) = self.commitments.get(&hand_number) else {
+            let deal = Deal::from_seed(fresh, first);
+            return (
+                TableEvent::HandDealt {
+                    hand_number,
+                    first,
+                    indicator: deal.indicator,
+                    seed_sha256: seed_hash(fresh),
+                    seeding: None,
+                },
+                vec![(hand_number, *fresh)],
+            );
+        };
+        let server = self
+            .seed(hand_number)
+            .expect("a committed server seed is stored with its commitment");
+        let clients = self
+            .client_seeds
+            .get(&hand_number)
+            .copied()
+            .unwrap_or_default();
+        let deal_seed = seeding::deal_seed_v1(&server, &clients);
+        let next = seeding::server_seed(fresh, hand_number + 1);
+        let deal = Deal::from_seed(&deal_seed, first);
         (
             TableEvent::HandDealt {
                 hand_number,
                 first,
                 indicator: deal.indicator,
-                seed_sha256: seed_hash(seed),
+                seed_sha256: seed_hash(&deal_seed),
+                seeding: Some(Seeding {
+                    derivation: seeding::DERIVATION,
+                    server_seed_sha256: committed.clone(),
+                    committed_at: *committed_at,
+                    client_seeds: clients.map(|c| c.map(|seed| hex(&seed))),
+                    next_server_seed_sha256: seed_hash(&next),
+                }),
             },
-            (hand_number, *seed),
+            vec![(hand_number + 1, next)],
         )
     }
 
@@ -444,7 +578,7 @@ impl Table {
         let mut after = hand.clone();
         let mut record = self.record.clone();
         let mut events = Vec::with_capacity(engine_events.len() + 2);
-        let mut dealt = None;
+        let mut seeds = Vec::new();
         let rolled_back = engine_events
             .iter()
             .any(|e| matches!(e, Event::TableRolledBack { .. }));
@@ -470,16 +604,23 @@ impl Table {
                 Event::HandEnded { end } => {
                     let result = HandResult::of(&after).expect("the hand has ended");
                     record.record(result);
-                    let seed = self
+                    let stored = self
                         .seed(self.hand_number)
                         .expect("the current hand has a seed");
+                    let dealt_from = self
+                        .deal_seed(self.hand_number)
+                        .expect("the current hand's seed derives");
                     events.push(TableEvent::HandEnded {
                         hand_number: self.hand_number,
                         end,
                         result,
                         totals: record.totals,
-                        seed: hex(&seed),
+                        seed: hex(&dealt_from),
                         racks: std::array::from_fn(|s| after.racks[s].to_vec()),
+                        server_seed: self
+                            .seedings
+                            .contains_key(&self.hand_number)
+                            .then(|| hex(&stored)),
                     });
                     if record.is_over() {
                         let winners = match record.winner() {
@@ -495,9 +636,9 @@ impl Table {
                             record: record.clone(),
                             ..self.clone()
                         };
-                        let (event, hand) = next.deal(next_seed);
+                        let (event, stored) = next.deal(next_seed);
                         events.push(event);
-                        dealt = Some(hand);
+                        seeds = stored;
                     }
                 }
                 e => events.push(TableEvent::Played {
@@ -509,7 +650,7 @@ impl Table {
                 }),
             }
         }
-        Ok(Decision { events, dealt })
+        Ok(Decision { events, seeds })
     }
 
     /// Folds one stored event. Events are facts: this never fails. A `HandDealt` needs its seed,
@@ -519,18 +660,45 @@ impl Table {
         self.absence.evolve(event);
         event.reseat(&mut self.seats);
         match event {
-            TableEvent::TableCreated { .. } => {}
+            TableEvent::TableCreated {
+                server_seed_sha256, ..
+            } => {
+                if let Some(sha) = server_seed_sha256 {
+                    self.commitments.insert(1, (sha.clone(), self.version));
+                }
+            }
+            TableEvent::ClientSeedSent {
+                hand_number,
+                seat,
+                seed,
+                ..
+            } => {
+                if let Ok(seed) = seed_of_hex(seed) {
+                    self.client_seeds.entry(*hand_number).or_default()[*seat as usize % 4] =
+                        Some(seed);
+                }
+            }
             TableEvent::SeatTaken { seat, name, .. } => self.names[*seat as usize] = name.clone(),
             TableEvent::SeatLeft { seat, .. } => self.names[*seat as usize] = None,
             TableEvent::HandDealt {
                 hand_number,
                 first,
                 seed_sha256,
+                seeding: how,
                 ..
             } => {
-                let seed = self
+                let stored = self
                     .seed(*hand_number)
                     .expect("a dealt hand's seed is stored with it");
+                let seed = seeding::deal_seed(&stored, how.as_ref())
+                    .expect("the recorded client seeds are hex");
+                if let Some(how) = how {
+                    self.commitments.insert(
+                        hand_number + 1,
+                        (how.next_server_seed_sha256.clone(), self.version),
+                    );
+                    self.seedings.insert(*hand_number, how.clone());
+                }
                 let start = Hand::start(self.rules.clone(), Deal::from_seed(&seed, *first))
                     .expect("a seeded deal is valid");
                 self.hand = Some(Hand::from_start(&start));
@@ -637,7 +805,7 @@ impl Table {
                     seat,
                     player: player.to_owned(),
                 }],
-                dealt: None,
+                seeds: Vec::new(),
             });
         }
         Ok(Decision::default())
@@ -666,7 +834,7 @@ mod tests {
             ..Preset::Classic.rules()
         };
         let created = Table::create(rules, Default::default(), &[9; 32]).unwrap();
-        let mut table = Table::replay(&created.events, BTreeMap::new());
+        let mut table = Table::replay(&created.events, created.seeds.iter().copied().collect());
         for (i, p) in ["a", "b", "c", "d"].iter().enumerate() {
             let d = table
                 .decide(
@@ -688,7 +856,12 @@ mod tests {
         let table = seated();
         assert_eq!(table.phase, Phase::Playing);
         assert_eq!(table.version, 6);
-        assert_eq!(table.seed_sha256, Some(seed_hash(&[3; 32])));
+        // Committed at creation, dealt with no client seed: derivation 1 over empty slots.
+        let server = seeding::server_seed(&[9; 32], 1);
+        assert_eq!(table.seed(1), Some(server));
+        let dealt = seeding::deal_seed_v1(&server, &[None; 4]);
+        assert_eq!(table.seed_sha256, Some(seed_hash(&dealt)));
+        assert_eq!(table.deal_seed(1), Some(dealt));
         assert_eq!(table.seat_view(0).unwrap().rack.len(), 22);
     }
 
@@ -717,6 +890,7 @@ mod tests {
             first: 0,
             indicator: "R1".parse().unwrap(),
             seed_sha256: seed_hash(&[3; 32]),
+            seeding: None,
         };
         let seed_of = |n| table.seed(n);
         let Shown::Dealt { rack, .. } = show(&dealt, None, seed_of) else {
@@ -726,7 +900,8 @@ mod tests {
         let Shown::Dealt { rack, .. } = show(&dealt, Some(1), seed_of) else {
             panic!()
         };
-        assert_eq!(rack, Deal::from_seed(&[3; 32], 0).racks[1]);
+        // A deal recorded without seeding is dealt from the stored seed itself.
+        assert_eq!(rack, Deal::from_seed(&table.seed(1).unwrap(), 0).racks[1]);
         let drawn = TableEvent::Played {
             hand_number: 1,
             first_meld: None,

@@ -20,7 +20,7 @@ pub struct Given {
 pub fn given_table(rules: RuleSet, seats: [Option<&str>; 4]) -> Given {
     let seats = seats.map(|s| s.map(str::to_owned));
     let decision = Table::create(rules, seats, &[1; 32]).expect("a valid table");
-    let table = Table::replay(&decision.events, decision.dealt.into_iter().collect());
+    let table = Table::replay(&decision.events, decision.seeds.iter().copied().collect());
     Given {
         table,
         next_seed: 2,

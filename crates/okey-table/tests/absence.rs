@@ -16,10 +16,7 @@ fn table(seats: [Option<String>; 4]) -> Table {
         ..Preset::Classic.rules()
     };
     let d = Table::create(rules, seats, &[7; 32]).unwrap();
-    let mut seeds = BTreeMap::new();
-    if let Some((n, s)) = d.dealt {
-        seeds.insert(n, s);
-    }
+    let seeds: BTreeMap<u32, [u8; 32]> = d.seeds.iter().copied().collect();
     Table::replay(&d.events, seeds)
 }
 

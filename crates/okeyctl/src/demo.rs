@@ -8,8 +8,9 @@
 //! through `SubmitCommand`), no operator token anywhere. Without one, it creates a table of four
 //! bots with an operator token (CreateTable needs the `admin` role, which no sign-in grants) and
 //! follows it as a spectator. Either way it prints each hand's end, scores and running totals and
-//! the winner, writes every hand's events as files `okeyctl replay` reads (see
-//! [`crate::hand_export`]) and says how to look further.
+//! the winner, writes every hand's events as files `okeyctl replay` reads, fetched through the
+//! table service's `GetHandHistory` like any client ([`crate::history`]: the guest's token for the
+//! hands it sat in, the operator's for a table of bots), and says how to look further.
 //!
 //! The operator token is minted here with a private key the accounts service signs with: locally
 //! `make run` generates one into `.run/` and starts accounts with it. The token takes its `kid`
@@ -19,19 +20,19 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use okey_platform::command::command_to_proto;
 use okey_proto::v1 as pb;
 use okey_proto::v1::accounts_service_client::AccountsServiceClient;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
 use okey_proto::v1::table_service_client::TableServiceClient;
-use okey_telemetry::{TracedChannel, traced};
+use okey_telemetry::TracedChannel;
 use pb::table_event::Event as Ev;
-use tonic::transport::Endpoint;
-use tonic::{Code, Request, Status};
+use tonic::Code;
+
+use crate::client::{authorized, connect, host_port, mint_token, refused};
 
 /// The player id the operator token names; tables it creates are created by `players/okeyctl-demo`.
 pub const OPERATOR: &str = "okeyctl-demo";
@@ -53,9 +54,9 @@ pub struct Demo {
     pub matchmaking_url: Option<String>,
     /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with.
     pub signing_key: PathBuf,
-    /// The table service's PostgreSQL database, to export each hand for `okeyctl replay`; `None`
-    /// skips the export.
-    pub table_database_url: Option<String>,
+    /// Write each hand for `okeyctl replay`, fetched through the table service's
+    /// `GetHandHistory` once it has ended.
+    pub export: bool,
     /// Where hand files go: `<hands_dir>/<table id>/hand-<n>.jsonl`.
     pub hands_dir: PathBuf,
     /// The rule preset (`classic`, …).
@@ -102,6 +103,18 @@ pub struct DemoReport {
     pub winners: Vec<i32>,
     /// The hand files written, in hand order.
     pub hand_files: Vec<PathBuf>,
+    /// The hands `okeyctl verify`'s check passed on (every hand written).
+    pub verified: Vec<i32>,
+}
+
+/// Signs an admin token for [`OPERATOR`] valid for `ttl` with the PEM key (see
+/// [`mint_token`]).
+pub fn mint_operator_token(
+    pem: &[u8],
+    published: &pb::ListPublicKeysResponse,
+    ttl: Duration,
+) -> Result<String> {
+    mint_token(pem, published, ttl, OPERATOR, &["admin"])
 }
 
 /// Plays the demo, writing what happens to `out`.
@@ -435,22 +448,6 @@ async fn follow_table(
     out.flush()?;
 
     // Follow the match: as a spectator (an operator's table) or from the guest's seat.
-    let pool = match &demo.table_database_url {
-        Some(url) => Some(
-            sqlx::postgres::PgPoolOptions::new()
-                .max_connections(1)
-                .acquire_timeout(Duration::from_secs(5))
-                .connect(url)
-                .await
-                .map_err(|e| {
-                    anyhow!(
-                        "cannot read the table service's event store ({e}): is PostgreSQL up (`make run`)? \
-                         Pass --table-database-url, or --no-export to skip the hand files"
-                    )
-                })?,
-        ),
-        None => None,
-    };
     let bar = spinner(demo.progress);
     let deadline = tokio::time::Instant::now() + demo.timeout;
     let started = Instant::now();
@@ -460,6 +457,7 @@ async fn follow_table(
         seats,
         hands: Vec::new(),
         hand_files: Vec::new(),
+        verified: Vec::new(),
         moves: 0,
         hand: 0,
         finished: None,
@@ -512,9 +510,44 @@ async fn follow_table(
                 update.kind
             {
                 after = update.version;
-                follow
-                    .event(event, &bar, out, pool.as_ref(), demo, &table)
-                    .await?;
+                let ended = follow.event(event, &bar, out)?;
+                if let (Some((number, void)), true) = (ended, demo.export) {
+                    // The guest reads the hands it sat in; a spectator needs the operator's
+                    // token (role admin, so support: the read is in the audit log).
+                    let token = if demo.matchmaking_url.is_some() {
+                        guest_token.clone()
+                    } else {
+                        operator_token(accounts, demo).await?
+                    };
+                    let hand = u32::try_from(number).context("a hand number is positive")?;
+                    let fetched = crate::history::fetch(&demo.table_url, &token, &table, hand)
+                        .await
+                        .with_context(|| format!("cannot fetch hand {number} of {table}"))?;
+                    let file = export(demo, &fetched, &table, number, void)?;
+                    follow.hand_files.push(file);
+                    // What `okeyctl verify` checks, on every hand.
+                    let report = crate::verify::verify(&fetched);
+                    if let Some(d) = &report.difference {
+                        bail!(
+                            "hand {number} of {table} does not verify: v{} {}: {}",
+                            d.version,
+                            d.event,
+                            d.problem
+                        );
+                    }
+                    bar.suspend(|| {
+                        writeln!(
+                            out,
+                            "  verified (okeyctl verify): the seed's commitment, the deal, every \
+                             event, penalty and score ({} checks)",
+                            report.checked.len()
+                        )
+                    })?;
+                    follow.verified.push(number);
+                }
+                if ended.is_some() {
+                    bar.suspend(|| writeln!(out))?;
+                }
                 if follow.finished.is_some() {
                     break 'watch;
                 }
@@ -538,6 +571,7 @@ async fn follow_table(
         totals,
         winners,
         hand_files: follow.hand_files,
+        verified: follow.verified,
     })
 }
 
@@ -555,6 +589,7 @@ struct Follow {
     header: String,
     hands: Vec<HandSummary>,
     hand_files: Vec<PathBuf>,
+    verified: Vec<i32>,
     moves: u32,
     hand: i32,
     finished: Option<(Vec<i32>, Vec<i32>)>,
@@ -568,16 +603,15 @@ impl Follow {
         }
     }
 
-    async fn event(
+    /// Tells `event`; returns the number of a hand it ended (and whether it was void).
+    fn event(
         &mut self,
         event: Ev,
         bar: &indicatif::ProgressBar,
         out: &mut dyn Write,
-        pool: Option<&sqlx::PgPool>,
-        demo: &Demo,
-        table: &str,
-    ) -> Result<()> {
+    ) -> Result<Option<(i32, bool)>> {
         let mut lines = Vec::new();
+        let mut ended = None;
         match event {
             Ev::HandStarted(h) => {
                 self.hand = h.hand_number;
@@ -653,17 +687,7 @@ impl Follow {
                 lines.push(score_row("hand score", &h.scores));
                 lines.push(score_row("penalties", &h.penalties));
                 lines.push(score_row("total", &h.totals));
-                if let Some(pool) = pool {
-                    let file = export(
-                        pool,
-                        demo,
-                        table,
-                        h.hand_number,
-                        outcome_name == "cancelled",
-                    )
-                    .await?;
-                    self.hand_files.push(file);
-                }
+                ended = Some((h.hand_number, outcome_name == "cancelled"));
                 self.hands.push(HandSummary {
                     number: h.hand_number,
                     outcome: outcome_name.to_owned(),
@@ -672,7 +696,6 @@ impl Follow {
                     penalties: h.penalties,
                     totals: h.totals,
                 });
-                lines.push(String::new());
             }
             Ev::MatchEnded(m) => {
                 let best = m
@@ -706,7 +729,8 @@ impl Follow {
             | Ev::SeatLeft(_)
             | Ev::TableCreated(_)
             | Ev::SeatHandedToBot(_)
-            | Ev::SeatReclaimed(_) => {}
+            | Ev::SeatReclaimed(_)
+            | Ev::ClientSeedSent(_) => {}
         }
         bar.set_message(format!("hand {}: {} moves", self.hand, self.moves));
         if !lines.is_empty() {
@@ -717,7 +741,7 @@ impl Follow {
                 out.flush()
             })?;
         }
-        Ok(())
+        Ok(ended)
     }
 }
 
@@ -775,16 +799,15 @@ fn melds(melds: &[pb::Meld]) -> String {
 }
 
 /// Writes hand `number`'s events for `okeyctl replay`; a void hand gets its own file.
-async fn export(
-    pool: &sqlx::PgPool,
+fn export(
     demo: &Demo,
+    fetched: &crate::history::Fetched,
     table: &str,
     number: i32,
     void: bool,
 ) -> Result<PathBuf> {
-    let hand = u32::try_from(number).context("a hand number is positive")?;
-    let deals = crate::hand_export::finished_hand(pool, table, hand)
-        .await
+    let deals = fetched
+        .finished_deals()
         .with_context(|| format!("cannot export hand {number} of {table}"))?;
     let id = table.strip_prefix("tables/").unwrap_or(table);
     let dir = demo.hands_dir.join(id);
@@ -797,7 +820,7 @@ async fn export(
     let events = deals
         .last()
         .expect("finished_hand returns at least one deal");
-    std::fs::write(&file, crate::hand_export::to_jsonl(events))
+    std::fs::write(&file, crate::history::to_jsonl(events))
         .with_context(|| format!("cannot write {}", file.display()))?;
     Ok(file)
 }
@@ -842,19 +865,13 @@ fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write
         if let Some(dir) = first.parent() {
             writeln!(
                 out,
-                "  # ({} hand files in {}; `okeyctl export-hand` writes them for any table)",
+                "  # ({} hand files in {}; `okeyctl export-hand` fetches any hand your token may read)",
                 files.len(),
                 dir.display()
             )?;
         }
     }
     Ok(())
-}
-
-fn host_port(url: &str) -> &str {
-    url.split_once("://")
-        .map_or(url, |(_, rest)| rest)
-        .trim_end_matches('/')
 }
 
 /// Signs the demo's guest in; returns its name and access token.
@@ -900,114 +917,65 @@ async fn operator_token(
     accounts: &mut AccountsServiceClient<TracedChannel>,
     demo: &Demo,
 ) -> Result<String> {
+    minted(
+        accounts,
+        &demo.accounts_url,
+        &demo.signing_key,
+        OPERATOR,
+        &["admin"],
+        OPERATOR_TOKEN_TTL,
+    )
+    .await
+}
+
+/// A token for `subject` with `roles`, minted with the local signing key accounts signs with
+/// (`okeyctl token`): a local-run convenience, like the demo's operator token.
+pub async fn local_token(
+    accounts_url: &str,
+    signing_key: &Path,
+    subject: &str,
+    roles: &[&str],
+    ttl: Duration,
+) -> Result<String> {
+    let mut accounts = AccountsServiceClient::new(connect("accounts", accounts_url).await?);
+    minted(
+        &mut accounts,
+        accounts_url,
+        signing_key,
+        subject,
+        roles,
+        ttl,
+    )
+    .await
+}
+
+async fn minted(
+    accounts: &mut AccountsServiceClient<TracedChannel>,
+    accounts_url: &str,
+    signing_key: &Path,
+    subject: &str,
+    roles: &[&str],
+    ttl: Duration,
+) -> Result<String> {
     let published = accounts
         .list_public_keys(pb::ListPublicKeysRequest {})
         .await
-        .map_err(|s| refused("ListPublicKeys", &demo.accounts_url, &s))?
+        .map_err(|s| refused("ListPublicKeys", accounts_url, &s))?
         .into_inner();
-    let pem = std::fs::read(&demo.signing_key).map_err(|e| {
+    let pem = std::fs::read(signing_key).map_err(|e| {
         anyhow!(
             "cannot read the signing key {} ({e}): `make run` writes it when it starts the \
              services; elsewhere pass --signing-key with a key the accounts service signs with",
-            demo.signing_key.display()
+            signing_key.display()
         )
     })?;
-    mint_operator_token(&pem, &published, OPERATOR_TOKEN_TTL).map_err(|e| {
+    mint_token(&pem, &published, ttl, subject, roles).map_err(|e| {
         anyhow!(
-            "{e} ({}, accounts at {}). If accounts was started before `make run` generated the key, \
-             restart it: `make down && make run`",
-            demo.signing_key.display(),
-            demo.accounts_url
+            "{e} ({}, accounts at {accounts_url}). If accounts was started before `make run` \
+             generated the key, restart it: `make down && make run`",
+            signing_key.display(),
         )
     })
-}
-
-/// Signs an admin token for [`OPERATOR`] valid for `ttl` with the PEM key, choosing among the
-/// keys accounts publishes (and still signs with) the one this key's signature verifies with.
-pub fn mint_operator_token(
-    pem: &[u8],
-    published: &pb::ListPublicKeysResponse,
-    ttl: Duration,
-) -> Result<String> {
-    let key = EncodingKey::from_ed_pem(pem)
-        .map_err(|_| anyhow!("the signing key is not a PKCS#8 Ed25519 private key in PEM"))?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .context("the clock is before 1970")?
-        .as_secs();
-    let claims = serde_json::json!({
-        "sub": OPERATOR,
-        "roles": ["admin"],
-        "iss": published.issuer,
-        "aud": published.audience,
-        "iat": now,
-        "nbf": now.saturating_sub(1),
-        "exp": now + ttl.as_secs(),
-    });
-    let mut validation = Validation::new(Algorithm::EdDSA);
-    validation.set_issuer(&[&published.issuer]);
-    validation.set_audience(&[&published.audience]);
-    for candidate in published.keys.iter().filter(|k| k.retire_time.is_none()) {
-        let Ok(decoding) = DecodingKey::from_ed_components(&candidate.x) else {
-            continue;
-        };
-        let mut header = Header::new(Algorithm::EdDSA);
-        header.kid = Some(candidate.kid.clone());
-        let token = jsonwebtoken::encode(&header, &claims, &key).context("cannot sign")?;
-        if jsonwebtoken::decode::<serde_json::Value>(&token, &decoding, &validation).is_ok() {
-            return Ok(token);
-        }
-    }
-    bail!(
-        "the accounts service does not sign with this key (none of the {} key(s) it publishes \
-         verifies its signature), so the other services would refuse a token made with it",
-        published.keys.len()
-    )
-}
-
-fn authorized<T>(message: T, token: &str) -> Request<T> {
-    let mut request = Request::new(message);
-    match format!("Bearer {token}").parse() {
-        Ok(value) => {
-            request.metadata_mut().insert("authorization", value);
-        }
-        Err(_) => unreachable!("JWTs are ASCII"),
-    }
-    request
-}
-
-/// A channel to `service` at `url` whose every call is a client span (exported when
-/// `okeyctl demo` runs with `OKEY_TELEMETRY__OTLP_ENDPOINT`) carrying its `traceparent`.
-async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
-    let endpoint = Endpoint::from_shared(url.to_owned())
-        .map_err(|_| anyhow!("`{url}` is not a URL (for example http://127.0.0.1:50053)"))?
-        .connect_timeout(Duration::from_secs(3))
-        .timeout(Duration::from_secs(30));
-    let channel = endpoint.connect().await.map_err(|e| {
-        anyhow!(
-            "the {service} service at {} is not answering ({e}): run `make run` first",
-            host_port(url)
-        )
-    })?;
-    Ok(traced(channel, url))
-}
-
-/// A refused call, said so a person knows what to do.
-fn refused(call: &str, url: &str, status: &Status) -> anyhow::Error {
-    let hint = match status.code() {
-        Code::Unavailable => " — is the service running? (`make run`)",
-        Code::Unauthenticated => {
-            " — the service does not accept the token; restart the platform (`make down && make run`)"
-        }
-        Code::PermissionDenied => " — the token lacks the role this call needs",
-        _ => "",
-    };
-    anyhow!(
-        "{call} at {} failed: {:?}: {}{hint}",
-        host_port(url),
-        status.code(),
-        status.message()
-    )
 }
 
 fn spinner(show: bool) -> indicatif::ProgressBar {

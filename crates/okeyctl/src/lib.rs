@@ -1,8 +1,11 @@
-//! Library side of `okeyctl`: the conformance runner, self-play, the demo match and hand exports,
-//! so tests and benches use the same code as the command line.
+//! Library side of `okeyctl`: the conformance runner, self-play, the demo match, hands fetched
+//! from the table service's API (for replays, exports and verification), so tests and benches
+//! use the same code as the command line.
 
+pub mod client;
 pub mod conformance;
 pub mod demo;
-pub mod hand_export;
+pub mod history;
 pub mod replay;
 pub mod simulate;
+pub mod verify;

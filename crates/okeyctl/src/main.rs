@@ -30,14 +30,74 @@ enum Top {
     /// line of output is one JSON object with the totals.
     Simulate(SimulateArgs),
     /// Tell a hand step by step: every event, and exactly why each penalty and score was written.
+    /// From a file, or a hand fetched from the table service (`tables/{id} --hand N`, a token).
     Replay(ReplayArgs),
     /// Play a match of four bots on the running platform (`make run`) and tell it hand by hand:
     /// signs a guest in, creates the table with an operator token, follows it, writes each hand
     /// for `okeyctl replay`.
     Demo(DemoArgs),
-    /// Write a finished hand's events, read from the table service's event store, as a file
-    /// `okeyctl replay` reads (one JSON event per line).
+    /// Write a finished hand's events, fetched from the table service (`GetHandHistory`, with a
+    /// token), as a file `okeyctl replay` reads (one JSON event per line).
     ExportHand(ExportHandArgs),
+    /// Check a hand alone (a player's token, once it has ended): the revealed seed against the
+    /// commitment, the deal dealt again, every event re-folded through the rules, every penalty
+    /// and score re-derived. Prints each check; exits 1 naming the event of a difference.
+    Verify(VerifyArgs),
+    /// Print an access token minted with the local development signing key (`make run` writes it
+    /// into `.run/`), e.g. a support token for `export-hand` on any table. Local runs only.
+    Token(TokenArgs),
+}
+
+/// Where the table service is and who calls it.
+#[derive(Args)]
+struct Remote {
+    /// The table service.
+    #[arg(long, env = "OKEY_TABLE_URL", default_value = "http://127.0.0.1:50053")]
+    table_url: String,
+    /// An access token: a player's (hands they sat in, once ended) or a support token (any
+    /// hand; the read is audited).
+    #[arg(long, env = "OKEY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+impl Remote {
+    fn token(&self) -> Result<&str, String> {
+        self.token.as_deref().filter(|t| !t.is_empty()).ok_or_else(|| {
+            "an access token is needed: --token or OKEY_TOKEN (a player's from SignInAsGuest, or \
+             `okeyctl token --role support` on a local run)"
+                .to_owned()
+        })
+    }
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The table: `tables/{id}`.
+    table: String,
+    /// The hand, 1-based.
+    #[arg(long)]
+    hand: u32,
+    #[command(flatten)]
+    remote: Remote,
+}
+
+#[derive(Args)]
+struct TokenArgs {
+    /// The roles the token carries: player, support, analyst or admin (repeat for several).
+    #[arg(long = "role", default_value = "support")]
+    roles: Vec<String>,
+    /// The token's subject (its player id).
+    #[arg(long, default_value = "okeyctl-support")]
+    subject: String,
+    /// How long it lives.
+    #[arg(long, default_value_t = 900)]
+    ttl_secs: u64,
+    /// The accounts service (its published keys, issuer and audience).
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    accounts: String,
+    /// The PKCS#8 Ed25519 private key (PEM) the accounts service signs with.
+    #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
+    signing_key: PathBuf,
 }
 
 #[derive(Args)]
@@ -57,13 +117,7 @@ struct DemoArgs {
     /// one there and starts accounts with it.
     #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
     signing_key: PathBuf,
-    /// The table service's database, read to write each hand for `okeyctl replay`.
-    #[arg(
-        long,
-        default_value = "postgres://okey:okey@127.0.0.1:55432/okey_table"
-    )]
-    table_database_url: String,
-    /// Write no hand files (and do not read the event store).
+    /// Write no hand files (each hand is otherwise fetched through GetHandHistory).
     #[arg(long)]
     no_export: bool,
     /// Where the hand files go (`<dir>/<table id>/hand-<n>.jsonl`).
@@ -92,12 +146,8 @@ struct ExportHandArgs {
     table: String,
     /// The hand number, 1-based.
     hand: u32,
-    /// The table service's database.
-    #[arg(
-        long,
-        default_value = "postgres://okey:okey@127.0.0.1:55432/okey_table"
-    )]
-    database_url: String,
+    #[command(flatten)]
+    remote: Remote,
     /// Write here instead of standard output.
     #[arg(long, short)]
     out: Option<PathBuf>,
@@ -114,8 +164,14 @@ fn parse_bot_level(s: &str) -> Result<okey_proto::v1::BotLevel, String> {
 #[derive(Args)]
 struct ReplayArgs {
     /// A conformance scenario, or a hand's events as a JSON array (or one JSON event per line),
-    /// starting with `hand_started`.
-    file: PathBuf,
+    /// starting with `hand_started`; or `tables/{id}` with --hand, fetched from the table
+    /// service.
+    source: String,
+    /// The hand of `tables/{id}` to fetch, 1-based.
+    #[arg(long)]
+    hand: Option<u32>,
+    #[command(flatten)]
+    remote: Remote,
 }
 
 #[derive(Args)]
@@ -196,18 +252,139 @@ fn main() -> ExitCode {
         Top::Simulate(args) => simulate(&args),
         Top::Demo(args) => demo(args),
         Top::ExportHand(args) => export_hand(&args),
-        Top::Replay(args) => match okeyctl::replay::load_events(&args.file) {
+        Top::Replay(args) => replay(&args),
+        Top::Token(args) => token(&args),
+        Top::Verify(args) => verify(&args),
+    }
+}
+
+/// Verifies a hand; exits 1 on a difference, 2 when it could not be read.
+fn verify(args: &VerifyArgs) -> ExitCode {
+    let token = match args.remote.token() {
+        Ok(token) => token,
+        Err(e) => {
+            eprintln!("okeyctl verify: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let table = okeyctl::history::table_name(&args.table);
+    let report = runtime().block_on(okeyctl::verify::run(
+        &args.remote.table_url,
+        token,
+        &table,
+        args.hand,
+    ));
+    let report = match report {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("okeyctl verify: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("{table} hand {}", args.hand);
+    for line in &report.checked {
+        println!("  {line}");
+    }
+    match &report.difference {
+        None => {
+            println!(
+                "verified: hand {} is what its seed and the rules give",
+                args.hand
+            );
+            ExitCode::SUCCESS
+        }
+        Some(d) => {
+            println!("  DIFFERS     v{} {}: {}", d.version, d.event, d.problem);
+            println!(
+                "not verified: the first difference is in v{} ({})",
+                d.version, d.event
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Tells a hand from a file, or fetched from the table service.
+fn replay(args: &ReplayArgs) -> ExitCode {
+    if !args.source.starts_with("tables/") {
+        let path = PathBuf::from(&args.source);
+        return match okeyctl::replay::load_events(&path) {
             Ok(events) => {
-                for line in okey_rules::replay::narrate(&events) {
-                    println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
-                }
+                print_replay(&events);
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("{}: {e:#}", args.file.display());
+                eprintln!("{}: {e:#}", path.display());
                 ExitCode::from(2)
             }
-        },
+        };
+    }
+    let Some(hand) = args.hand else {
+        eprintln!("okeyctl replay {}: which hand? Pass --hand N", args.source);
+        return ExitCode::from(2);
+    };
+    let token = match args.remote.token() {
+        Ok(token) => token,
+        Err(e) => {
+            eprintln!("okeyctl replay: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let fetched = runtime().block_on(okeyctl::history::fetch(
+        &args.remote.table_url,
+        token,
+        &args.source,
+        hand,
+    ));
+    match fetched.and_then(|f| f.finished_deals()) {
+        Ok(deals) => {
+            for (i, deal) in deals.iter().enumerate() {
+                if deals.len() > 1 {
+                    println!("deal {} of {}:", i + 1, deals.len());
+                }
+                print_replay(deal);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("okeyctl replay: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn print_replay(events: &[okey_rules::Event]) {
+    for line in okey_rules::replay::narrate(events) {
+        println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
+    }
+}
+
+/// Prints a token minted with the local signing key.
+fn token(args: &TokenArgs) -> ExitCode {
+    let roles: Vec<&str> = args.roles.iter().map(String::as_str).collect();
+    if let Some(bad) = roles
+        .iter()
+        .find(|r| !["player", "support", "analyst", "admin"].contains(*r))
+    {
+        eprintln!("okeyctl token: `{bad}` is not a role: use player, support, analyst or admin");
+        return ExitCode::from(2);
+    }
+    let minted = runtime().block_on(okeyctl::demo::local_token(
+        &args.accounts,
+        &args.signing_key,
+        &args.subject,
+        &roles,
+        std::time::Duration::from_secs(args.ttl_secs),
+    ));
+    match minted {
+        Ok(token) => {
+            println!("{token}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("okeyctl token: {e:#}");
+            ExitCode::from(1)
+        }
     }
 }
 
@@ -247,7 +424,7 @@ fn demo(args: DemoArgs) -> ExitCode {
         table_url: args.table,
         matchmaking_url: args.matchmaking,
         signing_key: args.signing_key,
-        table_database_url: (!args.no_export).then_some(args.table_database_url),
+        export: !args.no_export,
         hands_dir: args.hands_dir,
         preset: args.preset,
         bots: args.bots,
@@ -274,18 +451,22 @@ fn demo(args: DemoArgs) -> ExitCode {
     }
 }
 
-/// Writes a finished hand for `okeyctl replay`.
+/// Writes a finished hand for `okeyctl replay`, fetched from the table service.
 fn export_hand(args: &ExportHandArgs) -> ExitCode {
-    let result = runtime().block_on(async {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(std::time::Duration::from_secs(5))
-            .connect(&args.database_url)
-            .await
-            .map_err(|e| anyhow::anyhow!("cannot reach the table service's event store: {e}"))?;
-        okeyctl::hand_export::finished_hand(&pool, &args.table, args.hand).await
-    });
-    let deals = match result {
+    let token = match args.remote.token() {
+        Ok(token) => token,
+        Err(e) => {
+            eprintln!("okeyctl export-hand: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let fetched = runtime().block_on(okeyctl::history::fetch(
+        &args.remote.table_url,
+        token,
+        &args.table,
+        args.hand,
+    ));
+    let deals = match fetched.and_then(|f| f.finished_deals()) {
         Ok(deals) => deals,
         Err(e) => {
             eprintln!("okeyctl export-hand: {e:#}");
@@ -299,7 +480,7 @@ fn export_hand(args: &ExportHandArgs) -> ExitCode {
             deals.len()
         );
     }
-    let text = okeyctl::hand_export::to_jsonl(deals.last().expect("at least one deal"));
+    let text = okeyctl::history::to_jsonl(deals.last().expect("at least one deal"));
     match &args.out {
         Some(path) => match std::fs::write(path, text) {
             Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! `okeyctl demo` against the real accounts and table services, in-process on free ports over the
 //! real PostgreSQL, NATS and Redis, with bots at pace 0: the match ends, what it prints is what the
-//! event store holds, and every hand file replays.
+//! event store holds, every hand file (fetched through GetHandHistory) replays, and every hand
+//! passes `okeyctl verify`'s check.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -105,7 +106,7 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
         table_url: format!("http://127.0.0.1:{table_port}"),
         matchmaking_url: None,
         signing_key: key,
-        table_database_url: Some(database_url.clone()),
+        export: true,
         hands_dir: dir.join("hands"),
         preset: "classic".to_owned(),
         bots: pb::BotLevel::Hard,
@@ -209,6 +210,10 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
         assert_eq!(okey_rules::replay::narrate(&events).len(), events.len());
     }
     assert!(!finished.is_empty());
+    // `okeyctl verify`'s check passed on every hand of the match.
+    let numbers: Vec<i32> = report.hands.iter().map(|h| h.number).collect();
+    assert_eq!(report.verified, numbers, "{printed}");
+    assert!(printed.contains("verified (okeyctl verify)"), "{printed}");
 
     let _ = stop_table.send(());
     let _ = stop_accounts.send(());

@@ -116,7 +116,9 @@ impl TableEvent {
                 Stored::MatchEnded { winners, .. } => TableEvent::MatchEnded {
                     winners: winners.into_iter().map(usize::from).collect(),
                 },
-                Stored::SeatHandedToBot { .. } | Stored::SeatReclaimed { .. } => return None,
+                Stored::SeatHandedToBot { .. }
+                | Stored::SeatReclaimed { .. }
+                | Stored::ClientSeedSent { .. } => return None,
             },
         })
     }
@@ -478,6 +480,7 @@ mod tests {
                 totals: [0; 4],
                 seed: hex(&[0; 32]),
                 racks: Default::default(),
+                server_seed: None,
             },
             event => Stored::Played {
                 hand_number: 1,
@@ -498,6 +501,7 @@ mod tests {
             rules: okey_rules::Preset::Classic.rules(),
             seats: [Some(format!("players/{a}")), None, None, None],
             admission: Default::default(),
+            server_seed_sha256: None,
         };
         fold(
             &mut tally,
@@ -531,6 +535,7 @@ mod tests {
             first: 2,
             indicator: "B7".parse().unwrap(),
             seed_sha256: seed_hash(&seed),
+            seeding: None,
         };
         let bytes = published(&dealt);
         assert!(
@@ -664,6 +669,7 @@ mod tests {
             first: 0,
             indicator: "R9".parse().expect("a tile"),
             seed_sha256: seed_hash(&Seed::default()),
+            seeding: None,
         };
         TableEvent::parse(&published(&dealt)).expect("hand_dealt parses")
     }
@@ -677,6 +683,7 @@ mod tests {
             rules: okey_rules::Preset::Classic.rules(),
             seats: p.map(|p| Some(format!("players/{p}"))),
             admission: Default::default(),
+            server_seed_sha256: None,
         };
         let mut tally = HandTally::default();
         fold(

@@ -66,6 +66,7 @@ async fn rate(pool: &PgPool, player: &str, won: bool) {
                     origin: Origin::QuickPlay,
                     ..Admission::default()
                 },
+                server_seed_sha256: None,
             },
             TableEvent::MatchEnded {
                 totals,

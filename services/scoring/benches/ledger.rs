@@ -377,12 +377,14 @@ fn generated_match(
             rules,
             seats,
             admission: Admission::default(),
+            server_seed_sha256: None,
         },
         TableEvent::HandDealt {
             hand_number: 1,
             first: 0,
             indicator: deal.indicator,
             seed_sha256: seed_hash(&seed),
+            seeding: None,
         },
         TableEvent::HandEnded {
             hand_number: 1,
@@ -396,6 +398,7 @@ fn generated_match(
             totals,
             seed: hex(&seed),
             racks: Default::default(),
+            server_seed: None,
         },
         TableEvent::MatchEnded {
             totals,

@@ -14,7 +14,7 @@ use okey_table::{Origin, Shown, TableEvent};
 use serde::{Deserialize, Serialize};
 
 use crate::skill;
-use crate::verify::Verification;
+use okey_table::verify::Verification;
 
 /// What scoring keeps of one table between its events.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -268,6 +268,7 @@ pub fn fold(
                     first,
                     indicator,
                     seed_sha256,
+                    ..
                 },
         } => {
             if tally.rules.is_none() {
@@ -311,6 +312,7 @@ fn fold_public(
             rules,
             seats,
             admission,
+            ..
         } => {
             tally.rules = Some(rules.clone());
             tally.origin = Some(admission.origin);
@@ -436,7 +438,9 @@ fn fold_public(
                 partners: tally.rules.as_ref().is_some_and(|r| r.partners),
             });
         }
-        TableEvent::SeatHandedToBot { .. } | TableEvent::SeatReclaimed { .. } => {}
+        TableEvent::SeatHandedToBot { .. }
+        | TableEvent::SeatReclaimed { .. }
+        | TableEvent::ClientSeedSent { .. } => {}
     }
     Ok(())
 }
@@ -564,6 +568,7 @@ mod tests {
                     None,
                 ],
                 admission: Admission::default(),
+                server_seed_sha256: None,
             }),
             None,
         )
@@ -577,6 +582,7 @@ mod tests {
                 first: 0,
                 indicator: "R5".parse().unwrap(),
                 seed_sha256: seed_hash(&seed),
+                seeding: None,
             }),
             None,
         )
@@ -605,6 +611,7 @@ mod tests {
                 totals,
                 seed: hex(&[1; 32]),
                 racks: Default::default(),
+                server_seed: None,
             }),
             None,
         )
@@ -622,6 +629,7 @@ mod tests {
         };
         let verified = Verification {
             problem: None,
+            at: None,
             bases: Some([ScoreBasis::Cancelled; 4]),
         };
         let changes = fold(
@@ -639,6 +647,7 @@ mod tests {
                 totals: [0; 4],
                 seed: hex(&[1; 32]),
                 racks: Default::default(),
+                server_seed: None,
             }),
             Some(&verified),
         )

@@ -1,7 +1,7 @@
 //! The scoring database: applying a batch of table events in one transaction (each event's
 //! applied-event record, its table's fold and everything the fold wrote; poison records), exactly
 //! once and in each table's version order. The fold itself is `projection`; the re-verification
-//! `verify`; ratings and leaderboards `ratings`; the API's reads are `reads`.
+//! `okey_table::verify`; ratings and leaderboards `ratings`; the API's reads are `reads`.
 
 use std::collections::HashMap;
 
@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::projection::{self, Change, Entry, Tally};
 use crate::ratings::{self, RatedMatch};
-use crate::verify::{self, Dealt, Ended, PublicPlay, Verification};
+use okey_table::verify::{self, Dealt, Ended, PublicPlay, Verification};
 
 /// A table event as it arrived, read through `okey_table::Published`.
 #[derive(Clone, Debug)]
@@ -285,7 +285,7 @@ async fn apply_one(
             // The re-verification reads the hand's applied events, this batch's included.
             flush(batch).await?;
             let tally = &batch.tables[&incoming.table_id].tally;
-            Some(reverify(&mut batch.tx, incoming.table_id, tally, ended).await?)
+            Some(reverify(&mut batch.tx, incoming, tally, ended).await?)
         }
         _ => None,
     };
@@ -434,7 +434,7 @@ fn snake(name: &str) -> String {
 /// Re-verifies the hand `ended` ends from the events of it this service applied.
 async fn reverify(
     tx: &mut Transaction<'_, Postgres>,
-    table_id: Uuid,
+    incoming: &Incoming,
     tally: &Tally,
     ended: &TableEvent,
 ) -> Result<Verification, sqlx::Error> {
@@ -449,16 +449,13 @@ async fn reverify(
         unreachable!("called for hand_ended")
     };
     let (Some(rules), Some(hand)) = (&tally.rules, &tally.hand) else {
-        return Ok(Verification {
-            problem: Some("no hand was dealt".into()),
-            bases: None,
-        });
+        return Ok(Verification::failed(incoming.version, "no hand was dealt"));
     };
     let rows: Vec<sqlx::types::Json<Published>> = sqlx::query_scalar(
         "SELECT payload FROM applied_events WHERE table_id = $1 AND version > $2
          ORDER BY version",
     )
-    .bind(table_id)
+    .bind(incoming.table_id)
     .bind(hand.dealt_version as i64)
     .fetch_all(&mut **tx)
     .await?;
@@ -475,6 +472,7 @@ async fn reverify(
     let rules: &RuleSet = rules;
     let verification = verify::verify_hand(
         &Dealt {
+            version: hand.dealt_version,
             rules,
             first: hand.first,
             indicator: hand.indicator,
@@ -482,6 +480,7 @@ async fn reverify(
         },
         &plays,
         &Ended {
+            version: incoming.version,
             end,
             result,
             totals,

@@ -92,6 +92,7 @@ impl Known {
                 rules,
                 seats: self.seats.clone().map(Some),
                 admission,
+                server_seed_sha256: None,
             },
             TableEvent::MatchEnded {
                 totals: self.totals,

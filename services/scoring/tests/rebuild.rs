@@ -41,6 +41,7 @@ async fn rated_matches(stack: &Stack) -> Vec<String> {
                     origin: Origin::QuickPlay,
                     ..Admission::default()
                 },
+                server_seed_sha256: None,
             },
             TableEvent::MatchEnded {
                 totals,

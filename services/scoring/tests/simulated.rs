@@ -47,7 +47,7 @@ fn simulated(players: &[String; 4], levels: [Level; 4], partners: bool, m: u64) 
         &seed(0),
     )
     .expect("a valid table");
-    let mut table = Table::replay(&created.events, created.dealt.into_iter().collect());
+    let mut table = Table::replay(&created.events, created.seeds.iter().copied().collect());
     let mut events = created.events;
     let (mut k, mut this_turn, mut last) = (0, 0u32, None);
     while table.phase != Phase::Finished {

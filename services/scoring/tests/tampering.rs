@@ -108,12 +108,14 @@ async fn a_changed_score_is_caught_and_a_cancelled_hand_voids_its_penalties() {
             rules: Preset::Classic.rules(),
             seats: [None, None, None, None],
             admission: Admission::default(),
+            server_seed_sha256: None,
         },
         TableEvent::HandDealt {
             hand_number: 1,
             first: 0,
             indicator: deal.indicator,
             seed_sha256: seed_hash(&seed),
+            seeding: None,
         },
         TableEvent::Played {
             hand_number: 1,
@@ -142,6 +144,7 @@ async fn a_changed_score_is_caught_and_a_cancelled_hand_voids_its_penalties() {
             totals: [0; 4],
             seed: hex(&seed),
             racks: Default::default(),
+            server_seed: None,
         },
     ];
     publisher.event(cancelled, 1, &script[0]).await;
@@ -210,12 +213,14 @@ fn hand_with_an_okey_discarded(seed: [u8; 32]) -> Vec<TableEvent> {
             rules: rules.clone(),
             seats: [None, None, None, None],
             admission: Admission::default(),
+            server_seed_sha256: None,
         },
         TableEvent::HandDealt {
             hand_number: 1,
             first: 0,
             indicator: deal.indicator,
             seed_sha256: seed_hash(&seed),
+            seeding: None,
         },
     ];
     let mut hand = Hand::from_start(&Hand::start(rules.clone(), deal).unwrap());
@@ -271,6 +276,7 @@ fn hand_with_an_okey_discarded(seed: [u8; 32]) -> Vec<TableEvent> {
         totals: record.totals,
         seed: hex(&seed),
         racks: Default::default(),
+        server_seed: None,
     });
     events.push(TableEvent::MatchEnded {
         totals: record.totals,

@@ -38,7 +38,8 @@ const NEEDS: Needs = Needs {
 
 /// Who may call what (checked by the platform's authentication layer before any handler).
 /// CreateTable is for the matchmaking service's identity (role `matchmaker`) and tools (role
-/// `admin`); the rest need a signed-in person, so a service token cannot sit, play, chat or watch.
+/// `admin`), the audit log of hand reads for support; the rest need a signed-in person, so a
+/// service token cannot sit, play, chat or watch.
 const ACCESS: &[(&str, Access)] = &[
     (
         "/okey.v1.TableService/CreateTable",
@@ -54,6 +55,13 @@ const ACCESS: &[(&str, Access)] = &[
     ("/okey.v1.TableService/SendHeartbeat", Access::PERSON),
     ("/okey.v1.TableService/SendChatMessage", Access::PERSON),
     ("/okey.v1.TableService/WatchChat", Access::PERSON),
+    ("/okey.v1.TableService/SubmitClientSeed", Access::PERSON),
+    // Who may read which hand is decided per hand (support any, a player theirs once ended).
+    ("/okey.v1.TableService/GetHandHistory", Access::PERSON),
+    (
+        "/okey.v1.TableService/ListHandReads",
+        Access::Roles(&[Role::Support]),
+    ),
 ];
 
 /// Why the service could not start or stopped with an error.

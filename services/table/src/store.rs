@@ -2,8 +2,9 @@
 //! versions 1, 2, 3, … without gaps. An append states the version it expects; the unique
 //! `(stream_id, version)` turns a race into [`AppendError::Conflict`], never an overwrite. The
 //! same transaction records the client request id (`handled_commands`, answered again on a
-//! retry), the deal seed of a hand it deals (`hand_seeds`, private) and queues every event for
-//! the outbox publisher (table `outbox`).
+//! retry), the private seeds it commits or deals with (`hand_seeds`) and queues every event for
+//! the outbox publisher (table `outbox`). Reads of a hand's full history by support are written
+//! to the audit log (`hand_reads`).
 
 use std::collections::BTreeMap;
 
@@ -63,12 +64,29 @@ pub struct Append<'a> {
     /// `(request key, response to repeat)`; the key includes the caller so ids of different
     /// players never collide.
     pub request: Option<(&'a str, &'a [u8])>,
-    /// A hand this append deals, with its seed.
-    pub dealt: Option<(u32, Seed)>,
+    /// Private seeds by hand number to keep (`hand_seeds`): a server seed committed to, or the
+    /// deal seed of a hand dealt without one.
+    pub seeds: &'a [(u32, Seed)],
     /// A hand whose seed this append reveals.
     pub revealed: Option<u32>,
     /// Set when the append creates the table: its rules, for the `tables` row.
     pub create: Option<serde_json::Value>,
+}
+
+/// One read of a hand's full history made with role `support`, as the audit log keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HandRead {
+    /// Its place in the log (newer reads have larger ids).
+    pub id: i64,
+    /// `players/{id}` of the reader.
+    pub reader: String,
+    pub table_id: Uuid,
+    pub hand_number: u32,
+    /// The first version the read served.
+    pub from_version: u64,
+    /// The hand was still being played.
+    pub live: bool,
+    pub read_at: DateTime<Utc>,
 }
 
 /// The stream name of a table.
@@ -109,8 +127,8 @@ const COLUMNS: &str = "position, event_id, stream_id, version, payload, metadata
 
 /// One append as one statement: the parts an append needs, as data-modifying CTEs of the events'
 /// `INSERT`. Parameters: `$1` table id, `$2` rules of a table being created, `$3` stream, `$4`
-/// request key, `$5` actor, `$6`/`$7` first/last version, `$8` response, `$9`/`$10` hand dealt
-/// and its seed, `$11` hand revealed, `$12`..`$15` the events' ids, versions, types, payloads (JSON text),
+/// request key, `$5` actor, `$6`/`$7` first/last version, `$8` response, `$9`/`$10` the hands
+/// and seeds to keep, `$11` hand revealed, `$12`..`$15` the events' ids, versions, types, payloads (JSON text),
 /// `$16` metadata (JSON text). A part the append does not need is left out of the text (not just given
 /// NULLs): each part costs PostgreSQL a table and its indexes to open on every execution, and
 /// most appends (a draw, a discard) need none of the optional ones. So there are up to 16
@@ -136,7 +154,8 @@ fn append_sql(create: bool, request: bool, dealt: bool, revealed: bool) -> &'sta
                 if bits & 4 != 0 {
                     parts.push(
                         "dealt AS (\n    INSERT INTO hand_seeds (stream_id, hand_number, seed, seed_sha256)\n    \
-                         SELECT $3, $9::integer, $10::bytea, sha256($10::bytea)\n)",
+                         SELECT $3, u.h, u.s, sha256(u.s) \
+                         FROM UNNEST($9::integer[], $10::bytea[]) AS u(h, s)\n)",
                     );
                 }
                 if bits & 8 != 0 {
@@ -251,6 +270,77 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<Recorded>, sqlx::Error> {
         load_after(&self.pool, table_id, after, limit).await
+    }
+
+    /// Every event of a table, in version order (a match is a few thousand at most).
+    pub async fn load_all(&self, table_id: Uuid) -> Result<Vec<Recorded>, sqlx::Error> {
+        const CHUNK: i64 = 1000;
+        let mut all: Vec<Recorded> = Vec::new();
+        loop {
+            let after = all.last().map_or(0, |r| r.version);
+            let chunk = self.load_after(table_id, after, CHUNK).await?;
+            let n = chunk.len() as i64;
+            all.extend(chunk);
+            if n < CHUNK {
+                return Ok(all);
+            }
+        }
+    }
+
+    /// Writes one support read of a hand's history to the audit log.
+    pub async fn record_hand_read(
+        &self,
+        reader: &str,
+        table_id: Uuid,
+        hand_number: u32,
+        from_version: u64,
+        live: bool,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO hand_reads (reader, table_id, hand_number, from_version, live) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(reader)
+        .bind(table_id)
+        .bind(hand_number as i32)
+        .bind(from_version as i64)
+        .bind(live)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// The audit log's reads, newest first: of one table or all, older than the read `before`,
+    /// at most `limit`.
+    pub async fn hand_reads(
+        &self,
+        table_id: Option<Uuid>,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<HandRead>, sqlx::Error> {
+        let rows = sqlx::query(
+            "SELECT read_id, reader, table_id, hand_number, from_version, live, read_at \
+             FROM hand_reads WHERE ($1::uuid IS NULL OR table_id = $1) \
+             AND ($2::bigint IS NULL OR read_id < $2) ORDER BY read_id DESC LIMIT $3",
+        )
+        .bind(table_id)
+        .bind(before)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(HandRead {
+                    id: row.try_get("read_id")?,
+                    reader: row.try_get("reader")?,
+                    table_id: row.try_get("table_id")?,
+                    hand_number: row.try_get::<i32, _>("hand_number")? as u32,
+                    from_version: row.try_get::<i64, _>("from_version")? as u64,
+                    live: row.try_get("live")?,
+                    read_at: row.try_get("read_at")?,
+                })
+            })
+            .collect()
     }
 
     /// The events of a table up to `version` that change who sits where (`TableCreated`,
@@ -413,7 +503,7 @@ struct Rows {
     metadata: String,
     actor: String,
     request: Option<(String, Vec<u8>)>,
-    dealt: Option<(u32, Seed)>,
+    seeds: Vec<(u32, Seed)>,
     revealed: Option<u32>,
     create: Option<serde_json::Value>,
 }
@@ -437,7 +527,7 @@ impl Rows {
             metadata: serde_json::to_string(append.metadata).expect("metadata serializes"),
             actor: append.metadata.actor.clone(),
             request: append.request.map(|(k, r)| (k.to_owned(), r.to_owned())),
-            dealt: append.dealt,
+            seeds: append.seeds.to_vec(),
             revealed: append.revealed,
             create: append.create.clone(),
         }
@@ -446,7 +536,7 @@ impl Rows {
     /// Only events and a request id: what a group commit's statement holds.
     fn groupable(&self) -> bool {
         self.request.is_some()
-            && self.dealt.is_none()
+            && self.seeds.is_empty()
             && self.revealed.is_none()
             && self.create.is_none()
     }
@@ -481,11 +571,12 @@ async fn append_one(pool: &PgPool, rows: &Rows) -> Result<Vec<StoredRow>, Append
         .as_ref()
         .map(|(k, r)| (k.as_str(), r.as_slice()))
         .unzip();
-    let (dealt_hand, seed) = rows.dealt.unzip();
+    let seed_hands: Vec<i32> = rows.seeds.iter().map(|(h, _)| *h as i32).collect();
+    let seeds: Vec<&[u8]> = rows.seeds.iter().map(|(_, s)| s.as_slice()).collect();
     let sql = append_sql(
         rows.create.is_some(),
         key.is_some(),
-        seed.is_some(),
+        !seeds.is_empty(),
         rows.revealed.is_some(),
     );
     let stored = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -497,8 +588,8 @@ async fn append_one(pool: &PgPool, rows: &Rows) -> Result<Vec<StoredRow>, Append
         .bind(rows.expected as i64 + 1)
         .bind(rows.last_version())
         .bind(response)
-        .bind(dealt_hand.map(|h| h as i32))
-        .bind(seed.as_ref().map(|s| s.as_slice()))
+        .bind(&seed_hands)
+        .bind(&seeds)
         .bind(rows.revealed.map(|h| h as i32))
         .bind(&rows.ids)
         .bind(&rows.versions)

@@ -37,7 +37,7 @@ async fn append(store: &Store, metadata: &Metadata, ask: &Ask) -> Result<u64, Ap
             events: &ask.events,
             metadata,
             request: Some((&ask.key, b"answer")),
-            dealt: None,
+            seeds: &[],
             revealed: None,
             create: None,
         })

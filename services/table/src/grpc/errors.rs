@@ -107,6 +107,13 @@ fn service_status(error: ServiceError) -> Status {
             Reason::StoredAnswerUnreadable,
             format!("{e}; the request was handled once and is not played again"),
         ),
+        e @ ServiceError::InvalidPageToken => {
+            status::invalid_argument(Reason::InvalidPageToken, "page_token", e.to_string())
+        }
+        ServiceError::History(e) => {
+            tracing::error!(error = %e, "a stored hand cannot be shown");
+            status::internal()
+        }
         ServiceError::Store(e) => {
             tracing::error!(error = %e, "event store failed");
             status::error(
@@ -159,6 +166,12 @@ fn table_reason(error: &TableError) -> Reason {
         TableError::ServerOnly => Reason::ServerOnly,
         TableError::NotBotSeat(_) => Reason::NotBotSeat,
         TableError::StaleTimeout => Reason::StaleTimeout,
+        TableError::HandInProgress(_) => Reason::HandInProgress,
+        TableError::NotInHand(_) => Reason::NotInHand,
+        TableError::NoSuchHand(_) => Reason::HandNotFound,
+        TableError::ClientSeedTooLate(_) => Reason::ClientSeedTooLate,
+        TableError::ClientSeedNotOpen(_) => Reason::ClientSeedNotOpen,
+        TableError::ClientSeedAlreadySent(_) => Reason::ClientSeedAlreadySent,
     }
 }
 

@@ -1,10 +1,12 @@
 //! The `okey.v1.TableService` API over gRPC: the transport, and the only module of this service
 //! that knows the generated (prost) types. `request` reads the caller and the fields into domain
 //! types, `response` writes answers back, `errors` is the one mapping from errors to
-//! `tonic::Status`; the handlers are grouped by what they do: `seats`, `play`, `views`, `chat`.
+//! `tonic::Status`; the handlers are grouped by what they do: `seats`, `play`, `views`, `chat`,
+//! `history` (a hand's full history and the audit log of support's reads).
 
 mod chat;
 mod errors;
+mod history;
 mod play;
 mod request;
 mod response;
@@ -253,5 +255,26 @@ impl TableService for TableApi {
         request: Request<pb::WatchChatRequest>,
     ) -> Result<Response<Self::WatchChatStream>, Status> {
         chat::watch_chat(self, request).await
+    }
+
+    async fn get_hand_history(
+        &self,
+        request: Request<pb::GetHandHistoryRequest>,
+    ) -> Result<Response<pb::GetHandHistoryResponse>, Status> {
+        history::get_hand_history(self, request).await
+    }
+
+    async fn list_hand_reads(
+        &self,
+        request: Request<pb::ListHandReadsRequest>,
+    ) -> Result<Response<pb::ListHandReadsResponse>, Status> {
+        history::list_hand_reads(self, request).await
+    }
+
+    async fn submit_client_seed(
+        &self,
+        request: Request<pb::SubmitClientSeedRequest>,
+    ) -> Result<Response<pb::SubmitClientSeedResponse>, Status> {
+        play::submit_client_seed(self, request).await
     }
 }

@@ -1,4 +1,5 @@
-//! Playing: a command for the caller's seat, and the legal actions of their turn.
+//! Playing: a command for the caller's seat, the legal actions of their turn, and a client seed
+//! for the next hand.
 
 use super::*;
 
@@ -72,5 +73,35 @@ pub(super) async fn list_legal_actions(
     Ok(Response::new(pb::ListLegalActionsResponse {
         version: version as i64,
         actions,
+    }))
+}
+
+pub(super) async fn submit_client_seed(
+    api: &TableApi,
+    request: Request<pb::SubmitClientSeedRequest>,
+) -> Result<Response<pb::SubmitClientSeedResponse>, Status> {
+    let caller = caller(&request)?;
+    let r = request.into_inner();
+    let id = table_id(&r.table, "table")?;
+    let rid = request_id(&r.request_id)?;
+    let hand_number = hand_number_arg(r.hand_number)?;
+    let seed = client_seed_arg(&r.seed)?;
+    let command = TableCommand::ClientSeed {
+        player: caller.clone(),
+        hand_number,
+        seed,
+    };
+    let outcome = api
+        .tables
+        .submit(Submission::new(id, &caller, rid, command))
+        .await
+        .map_err(status_of)?;
+    Ok(Response::new(pb::SubmitClientSeedResponse {
+        version: outcome.summary.version as i64,
+        server_seed_sha256: outcome
+            .summary
+            .next_server_seed_sha256
+            .clone()
+            .unwrap_or_default(),
     }))
 }

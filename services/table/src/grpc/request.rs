@@ -29,6 +29,28 @@ pub(super) fn version_arg(value: i64, field: &str) -> Result<u64, Status> {
     })
 }
 
+/// A `hand_number` field: 1 or more.
+pub(super) fn hand_number_arg(hand: i32) -> Result<u32, Status> {
+    u32::try_from(hand).ok().filter(|h| *h > 0).ok_or_else(|| {
+        status::invalid_argument(
+            Reason::InvalidHandNumber,
+            "hand_number",
+            format!("hands are numbered from 1, not {hand}"),
+        )
+    })
+}
+
+/// A client seed: 32 bytes as 64 hex digits (`invalid_client_seed`).
+pub(super) fn client_seed_arg(text: &str) -> Result<crate::domain::Seed, Status> {
+    crate::domain::seed_of_hex(text).map_err(|_| {
+        status::invalid_argument(
+            Reason::InvalidClientSeed,
+            "seed",
+            "a client seed is 32 random bytes written as 64 hex digits",
+        )
+    })
+}
+
 pub(super) fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
     name.strip_prefix("tables/")
         .and_then(|id| Uuid::parse_str(id).ok())

@@ -15,9 +15,10 @@ use tonic::Status;
 use super::errors::{Failure, status_of};
 use crate::absence::bot_level;
 use crate::chat::{Channel, ChatMessage};
+use crate::domain::history::Entry;
 use crate::domain::{Noted, Origin, Shown, TableEvent};
 use crate::presence::Presence;
-use crate::service::{Outcome, PhaseName, Summary};
+use crate::service::{HistoryEvent, Outcome, PhaseName, Summary};
 
 pub(super) fn presence_to_proto(p: Presence) -> pb::Presence {
     match p {
@@ -119,6 +120,7 @@ pub(super) fn table_to_proto(s: &Summary) -> pb::Table {
         origin: origin_to_proto(s.admission.origin) as i32,
         members: s.admission.members.clone(),
         spectators_allowed: s.admission.spectators,
+        next_server_seed_sha256: s.next_server_seed_sha256.clone().unwrap_or_default(),
     }
 }
 
@@ -267,6 +269,7 @@ pub fn event_to_proto(shown: &Shown, table_id: &str) -> Result<pb::TableEvent, S
             indicator,
             seed_sha256,
             rack,
+            seeding,
         } => E::HandStarted(pb::HandStarted {
             hand_number: *hand_number as i32,
             indicator: indicator.name().to_owned(),
@@ -276,6 +279,25 @@ pub fn event_to_proto(shown: &Shown, table_id: &str) -> Result<pb::TableEvent, S
             first_seat: *first as i32,
             rack: texts(rack),
             seed_sha256: seed_sha256.clone(),
+            seed_derivation: seeding.as_ref().map_or(0, |s| i32::from(s.derivation)),
+            server_seed_sha256: seeding
+                .as_ref()
+                .map(|s| s.server_seed_sha256.clone())
+                .unwrap_or_default(),
+            client_seeds: seeding
+                .as_ref()
+                .map(|s| {
+                    s.client_seeds
+                        .iter()
+                        .map(|c| c.clone().unwrap_or_default())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            next_server_seed_sha256: seeding
+                .as_ref()
+                .map(|s| s.next_server_seed_sha256.clone())
+                .unwrap_or_default(),
+            server_seed_committed_version: seeding.as_ref().map_or(0, |s| s.committed_at as i64),
         }),
         Shown::Drawn { seat, tile, .. } => E::TileDrawn(pb::TileDrawn {
             seat: *seat as i32,
@@ -283,12 +305,26 @@ pub fn event_to_proto(shown: &Shown, table_id: &str) -> Result<pb::TableEvent, S
         }),
         Shown::Public { event } => match event {
             TableEvent::TableCreated {
-                rules, admission, ..
+                rules,
+                admission,
+                server_seed_sha256,
+                ..
             } => E::TableCreated(pb::TableCreated {
                 rules: Some(rules_to_proto(rules)),
                 origin: origin_to_proto(admission.origin) as i32,
                 members: admission.members.clone(),
                 spectators_allowed: admission.spectators,
+                server_seed_sha256: server_seed_sha256.clone().unwrap_or_default(),
+            }),
+            TableEvent::ClientSeedSent {
+                hand_number,
+                seat,
+                seed,
+                ..
+            } => E::ClientSeedSent(pb::ClientSeedSent {
+                hand_number: *hand_number as i32,
+                seat: i32::from(*seat),
+                seed: seed.clone(),
             }),
             TableEvent::SeatTaken { seat, player, name } => E::SeatTaken(pb::SeatTaken {
                 seat: *seat as i32,
@@ -326,6 +362,7 @@ pub fn event_to_proto(shown: &Shown, table_id: &str) -> Result<pb::TableEvent, S
                 totals,
                 seed,
                 racks,
+                server_seed,
             } => E::HandEnded(pb::HandEnded {
                 hand_number: *hand_number as i32,
                 outcome: match end.outcome {
@@ -342,6 +379,7 @@ pub fn event_to_proto(shown: &Shown, table_id: &str) -> Result<pb::TableEvent, S
                     .map(|r| pb::MeldTiles { tiles: texts(r) })
                     .collect(),
                 penalties: result.penalties.to_vec(),
+                server_seed: server_seed.clone().unwrap_or_default(),
             }),
             TableEvent::MatchEnded { totals, winners } => E::MatchEnded(pb::MatchEnded {
                 totals: totals.iter().map(|t| *t as i32).collect(),
@@ -468,6 +506,68 @@ pub(super) fn played_to_proto(
     })
 }
 
+/// One event of a hand's full history on the wire: a deal whole, any other event with nothing
+/// hidden (a draw names its tile), and the event as stored.
+pub(super) fn history_entry_to_proto(
+    e: &HistoryEvent,
+    table_id: &str,
+) -> Result<pb::HandHistoryEntry, Status> {
+    use pb::hand_history_entry::Entry as H;
+    let entry = match &e.entry {
+        Entry::Deal {
+            hand_number,
+            seed_sha256,
+            deal,
+        } => H::Deal(pb::HandDeal {
+            hand_number: *hand_number as i32,
+            first_seat: i32::from(deal.first),
+            indicator: deal.indicator.name().to_owned(),
+            okey: deal.okey().tile().name().to_owned(),
+            seed_sha256: seed_sha256.clone(),
+            racks: deal
+                .racks
+                .iter()
+                .map(|r| pb::MeldTiles { tiles: texts(r) })
+                .collect(),
+            pile: texts(&deal.pile),
+        }),
+        Entry::Event => {
+            let shown = match &e.event {
+                TableEvent::Played {
+                    hand_number,
+                    event: Event::TileDrawn { seat, tile },
+                    ..
+                } => Shown::Drawn {
+                    hand_number: *hand_number,
+                    seat: *seat,
+                    tile: Some(*tile),
+                },
+                other => Shown::Public {
+                    event: other.clone(),
+                },
+            };
+            H::Event(event_to_proto(&shown, table_id)?)
+        }
+    };
+    Ok(pb::HandHistoryEntry {
+        version: e.version as i64,
+        time: Some(timestamp(e.time)),
+        entry: Some(entry),
+        stored_event: serde_json::to_string(&e.event).expect("events serialize"),
+    })
+}
+
+/// An event a hand's deal depends on (a seed commitment, a client seed): its stored form only,
+/// which is public; never the typed form, which for an earlier deal would show its racks.
+pub(super) fn input_entry_to_proto(e: &HistoryEvent) -> pb::HandHistoryEntry {
+    pb::HandHistoryEntry {
+        version: e.version as i64,
+        time: Some(timestamp(e.time)),
+        entry: None,
+        stored_event: serde_json::to_string(&e.event).expect("events serialize"),
+    }
+}
+
 pub(super) fn penalties_of(events: &[(u64, Shown)]) -> Vec<pb::Penalty> {
     events
         .iter()
@@ -519,6 +619,7 @@ mod tests {
                 first: 0,
                 indicator: "R1".parse().unwrap(),
                 seed_sha256: String::new(),
+                seeding: None,
             },
         };
         let e = event_to_proto(&deal, "t").unwrap_err();

@@ -169,7 +169,19 @@ impl Tables {
             if events.is_empty() {
                 break;
             }
-            let needs_seed = |t: &Table, e: &Recorded| matches!(e.event, TableEvent::HandDealt { hand_number, .. } if t.seed(hand_number).is_none());
+            // A deal needs its stored seed, and commits the next hand's server seed, which the
+            // next deal needs: read the seeds again when one of them is not known here.
+            let needs_seed = |t: &Table, e: &Recorded| match &e.event {
+                TableEvent::HandDealt {
+                    hand_number,
+                    seeding,
+                    ..
+                } => {
+                    t.seed(*hand_number).is_none()
+                        || (seeding.is_some() && t.seed(hand_number + 1).is_none())
+                }
+                _ => false,
+            };
             let seeds = match &entry.table {
                 Some(t) if !events.iter().any(|e| needs_seed(t, e)) => BTreeMap::new(),
                 _ => self.store.seeds(table_id).await?,

@@ -4,7 +4,7 @@
 //!
 //! `cache` holds the tables in memory and folds them from the store, `read` answers what a
 //! caller may see, `submit` decides and appends (with its retries), `watch` streams a seat's
-//! updates. Below it are only the adapters (`store`, `outbox`) and the pure `okey-table`.
+//! updates, `history` serves a hand's full history and its audit log. Below it are only the adapters (`store`, `outbox`) and the pure `okey-table`.
 //!
 //! Concurrency: commands on one table are serialized in this process by the table's lock, and
 //! across processes by the expected-version append. A conflict (another replica appended first)
@@ -12,6 +12,7 @@
 //! then answers [`ServiceError::Busy`] (ABORTED).
 
 mod cache;
+mod history;
 mod read;
 mod submit;
 mod watch;
@@ -27,6 +28,7 @@ use crate::outbox::Outbox;
 use crate::store::Store;
 
 pub use cache::{DEFAULT_MAX_CACHED, IDLE_TABLE};
+pub use history::{HandHistory, HistoryEvent, HistoryPage};
 pub use read::{Freshness, Outcome, PhaseName, Summary};
 pub use submit::Submission;
 pub use watch::{DEFAULT_RECHECK, HEARTBEAT, Sightings, Update};
@@ -59,6 +61,10 @@ pub enum ServiceError {
     Store(#[from] sqlx::Error),
     #[error("the stored answer to this request cannot be read")]
     StoredAnswer,
+    #[error("the page token does not name a page of this hand")]
+    InvalidPageToken,
+    #[error("the stored hand cannot be shown: {0}")]
+    History(#[source] crate::domain::history::HistoryError),
 }
 
 /// Told by [`Tables`] after every append in this process (turn deadlines and bot moves:

@@ -33,6 +33,10 @@ pub struct Summary {
     /// Where the table came from and whom it admits.
     #[serde(default)]
     pub admission: Admission,
+    /// Hex sha256 of the next hand's server seed (the commitment client seeds go with); `None`
+    /// when the table takes no client seeds.
+    #[serde(default)]
+    pub next_server_seed_sha256: Option<String>,
 }
 
 /// [`Phase`] in serializable form.
@@ -91,6 +95,10 @@ pub(super) fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime
         created_at: created_at.map(|t| t.timestamp_millis()),
         substituted: table.absence.substituted,
         admission: table.admission.clone(),
+        next_server_seed_sha256: (table.phase != Phase::Finished)
+            .then(|| table.commitments.get(&(table.hand_number + 1)))
+            .flatten()
+            .map(|(sha, _)| sha.clone()),
     }
 }
 

@@ -14,7 +14,7 @@ use super::cache::Entry;
 use super::read::{outcome_of, summary};
 use super::watch::Feed;
 use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
-use crate::domain::{Admission, Decision, Phase, Table, TableCommand, TableEvent, show};
+use crate::domain::{Admission, Decision, Phase, Seed, Table, TableCommand, TableEvent, show};
 use crate::ids::{new_seed, random_uuid};
 use crate::store::{Append, AppendError, Metadata};
 
@@ -83,6 +83,7 @@ fn command_kind(command: &TableCommand) -> &'static str {
         TableCommand::Play { .. } => "play",
         TableCommand::Server { .. } => "server play",
         TableCommand::Reclaim { .. } => "reclaim",
+        TableCommand::ClientSeed { .. } => "client seed",
     }
 }
 
@@ -159,10 +160,7 @@ impl Tables {
         let seed = new_seed();
         let decision = Table::create_with(rules.clone(), seats, admission, &seed)
             .map_err(ServiceError::InvalidRules)?;
-        let mut seeds = BTreeMap::new();
-        if let Some((n, seed)) = decision.dealt {
-            seeds.insert(n, seed);
-        }
+        let seeds: BTreeMap<u32, Seed> = decision.seeds.iter().copied().collect();
         let table = Table::replay(&decision.events, seeds);
         // Like any command's, the answer is rebuilt from the store on a retry: the creation time
         // is the stored one, which this process learns only from the append.
@@ -185,7 +183,7 @@ impl Tables {
                 events: &decision.events,
                 metadata: &metadata,
                 request: Some((&key, &response)),
-                dealt: decision.dealt,
+                seeds: &decision.seeds,
                 revealed: None,
                 create: Some(serde_json::to_value(&rules).expect("rules serialize")),
             })
@@ -378,7 +376,7 @@ impl Tables {
                 events: &decision.events,
                 metadata: &metadata,
                 request: Some((key, &response)),
-                dealt: decision.dealt,
+                seeds: &decision.seeds,
                 revealed,
                 create: None,
             })

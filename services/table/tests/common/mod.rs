@@ -206,6 +206,7 @@ pub fn check_received(events: &[Recorded], seeds: &BTreeMap<u32, Seed>, received
         }
         states.push(table.clone());
     }
+    let folded = table.clone().expect("the log is not empty");
     for (seat, got) in received.iter().enumerate() {
         let seat = seat as u8;
         for v in &got.views {
@@ -234,7 +235,10 @@ pub fn check_received(events: &[Recorded], seeds: &BTreeMap<u32, Seed>, received
                     assert!(d.tile.is_empty(), "seat {seat} saw seat {}'s draw", d.seat)
                 }
                 Some(pb::table_event::Event::HandStarted(h)) => {
-                    let seed = seeds[&(h.hand_number as u32)];
+                    // Dealt from the seed derived from the stored server seed and client seeds.
+                    let seed = folded
+                        .deal_seed(h.hand_number as u32)
+                        .expect("a dealt hand's seed");
                     let deal = Deal::from_seed(&seed, h.first_seat as u8);
                     let rack: Vec<String> = deal.racks[seat as usize]
                         .iter()
@@ -267,9 +271,11 @@ pub fn check_scores(events: &[Recorded], seeds: &BTreeMap<u32, Seed>) -> usize {
                 hand_number,
                 first,
                 seed_sha256,
+                seeding,
                 ..
             } => {
-                let seed = seeds[hand_number];
+                let seed = table::domain::seeding::deal_seed(&seeds[hand_number], seeding.as_ref())
+                    .unwrap();
                 assert_eq!(&table::domain::seed_hash(&seed), seed_sha256);
                 let start =
                     Hand::start(rules.clone().unwrap(), Deal::from_seed(&seed, *first)).unwrap();

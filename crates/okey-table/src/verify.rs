@@ -1,11 +1,19 @@
-//! Re-verification of a finished hand, independently of the table service: the revealed seed must
-//! hash to the commitment published at the deal, the deal is re-dealt with
-//! `okey_rules::Deal::from_seed`, the hand's public events are re-folded through the engine (each
-//! draw is the next tile of the re-dealt pile, so the public copies are enough), every move is
+//! Re-verification of a finished hand from what was published about it, independently of the
+//! table that played it: the revealed seed must hash to the commitment published at the deal,
+//! the deal is re-dealt with `okey_rules::Deal::from_seed`, the hand's events are re-folded
+//! through the engine (each draw is the next tile of the re-dealt pile: a public copy that does
+//! not name the tile is enough, and a tile that is named must be that one), every move is
 //! re-decided by the engine so each published `PenaltyCharged` is compared with the penalty the
 //! engine itself charges at that point (seat, reason, points), and the engine's own end-of-hand
 //! scores, standing penalties and match totals are compared with what the table published. The
-//! first difference is reported with the table version of the event it is in. Pure: no I/O.
+//! first difference is reported with the table version of the event it is in.
+//!
+//! [`verify_seeding`] checks the chain a deal seed comes from when the players helped choose it
+//! (the server seed committed before the client seeds, the client seeds used as sent, the
+//! derivation).
+//!
+//! The one copy of this check: scoring re-verifies every hand it applies with it, and
+//! `okeyctl verify` re-verifies a hand a player fetched, seeds included. Pure: no I/O.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -15,12 +23,15 @@ use okey_rules::{
     Command, Deal, Event, Face, Hand, HandEnd, MeldTile, OpenKind, Outcome, PenaltyReason, RuleSet,
     Seat, Taken, Tile,
 };
-use okey_table::seed_from_hex;
 
-/// One public event of a hand in progress, as scoring received it.
+use crate::event::{Seed, Seeding, TableEvent, hex, seed_from_hex, seed_hash, seed_of_hex};
+use crate::seeding::{DERIVATION, client_seeds, deal_seed_v1};
+
+/// One event of a hand in progress, as it was published.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PublicPlay {
-    /// An engine event the public sees whole.
+    /// An engine event seen whole (a `TileDrawn` that names its tile is checked against the
+    /// re-dealt pile).
     Event(Event),
     /// A seat drew from the centre pile (the public copy does not say which tile).
     Drawn(Seat),
@@ -29,6 +40,8 @@ pub enum PublicPlay {
 /// What the table published when the hand was dealt.
 #[derive(Clone, Debug)]
 pub struct Dealt<'a> {
+    /// The table version of the deal (`HandDealt`).
+    pub version: u64,
     pub rules: &'a RuleSet,
     pub first: Seat,
     pub indicator: Tile,
@@ -38,6 +51,8 @@ pub struct Dealt<'a> {
 /// What the table published when the hand ended.
 #[derive(Clone, Debug)]
 pub struct Ended<'a> {
+    /// The table version of the end (`HandEnded`).
+    pub version: u64,
     pub end: &'a HandEnd,
     pub result: &'a HandResult,
     pub totals: &'a [i64; 4],
@@ -49,6 +64,9 @@ pub struct Ended<'a> {
 pub struct Verification {
     /// The first difference found; `None` when every published number was re-derived.
     pub problem: Option<String>,
+    /// The table version of the event the difference is in (the deal for a seed that is not
+    /// the commitment, the end for a score).
+    pub at: Option<u64>,
     /// The engine's basis of each seat's end-of-hand score, when the hand could be re-folded.
     pub bases: Option<[ScoreBasis; 4]>,
 }
@@ -58,12 +76,188 @@ impl Verification {
         self.problem.is_none()
     }
 
-    fn failed(problem: impl Into<String>) -> Verification {
+    /// A difference in the event at table version `at`.
+    pub fn failed(at: u64, problem: impl Into<String>) -> Verification {
         Verification {
             problem: Some(problem.into()),
+            at: Some(at),
             bases: None,
         }
     }
+}
+
+/// The deal seed a hand's published end reveals, checked against the commitment published at
+/// its deal.
+// A difference is found at most once per hand: the size of the error does not matter.
+#[allow(clippy::result_large_err)]
+pub fn revealed_seed(dealt: &Dealt<'_>, ended: &Ended<'_>) -> Result<Seed, Verification> {
+    seed_from_hex(ended.seed, dealt.seed_sha256)
+        .map_err(|e| Verification::failed(ended.version, format!("revealed seed: {e}")))
+}
+
+/// Checks the chain a deal seed of derivation 1 comes from (`crate::seeding`): the server seed
+/// was committed (at `seeding.committed_at`, one of `inputs`: the stored events the deal
+/// depends on) before any client seed for the hand was taken; the client seeds the deal used
+/// are exactly those the seats sent (`ClientSeedSent` among `inputs`) before the deal; the
+/// server seed revealed at the end hashes to the commitment; and the derivation over them
+/// gives the deal seed revealed at the end (`ended.seed`, itself checked against the deal's
+/// commitment by [`revealed_seed`]). Returns what was checked, one line each.
+#[allow(clippy::result_large_err)]
+pub fn verify_seeding(
+    dealt: &Dealt<'_>,
+    hand_number: u32,
+    seeding: &Seeding,
+    inputs: &[(u64, TableEvent)],
+    ended: &Ended<'_>,
+    server_seed: Option<&str>,
+) -> Result<Vec<String>, Verification> {
+    let at = dealt.version;
+    if seeding.derivation != DERIVATION {
+        return Err(Verification::failed(
+            at,
+            format!(
+                "derivation {} is not one this check knows (it knows {DERIVATION})",
+                seeding.derivation
+            ),
+        ));
+    }
+    // 1. The commitment, published before the client seeds.
+    let committed = inputs
+        .iter()
+        .find(|(v, _)| *v == seeding.committed_at)
+        .and_then(|(_, e)| match e {
+            TableEvent::TableCreated {
+                server_seed_sha256, ..
+            } if hand_number == 1 => server_seed_sha256.clone(),
+            TableEvent::HandDealt {
+                hand_number: n,
+                seeding: Some(previous),
+                ..
+            } if *n + 1 == hand_number => Some(previous.next_server_seed_sha256.clone()),
+            _ => None,
+        });
+    match committed {
+        Some(sha) if sha.eq_ignore_ascii_case(&seeding.server_seed_sha256) => {}
+        Some(sha) => {
+            return Err(Verification::failed(
+                at,
+                format!(
+                    "the deal names server seed commitment {}, but v{} published {sha}",
+                    seeding.server_seed_sha256, seeding.committed_at
+                ),
+            ));
+        }
+        None => {
+            return Err(Verification::failed(
+                at,
+                format!(
+                    "no commitment to this hand's server seed at v{}",
+                    seeding.committed_at
+                ),
+            ));
+        }
+    }
+    if seeding.committed_at >= at {
+        return Err(Verification::failed(
+            at,
+            "the server seed was committed after the deal",
+        ));
+    }
+    // 2. The client seeds: each sent after the commitment and before the deal, and used as sent.
+    let used = client_seeds(seeding)
+        .map_err(|e| Verification::failed(at, format!("a recorded client seed: {e}")))?;
+    let mut sent: [Option<(u64, Seed)>; 4] = [None; 4];
+    for (version, event) in inputs {
+        let TableEvent::ClientSeedSent {
+            hand_number: n,
+            seat,
+            seed,
+            ..
+        } = event
+        else {
+            continue;
+        };
+        if *n != hand_number {
+            continue;
+        }
+        if *version <= seeding.committed_at || *version >= at {
+            return Err(Verification::failed(
+                *version,
+                format!(
+                    "seat {seat}'s client seed was taken at v{version}, outside v{}-v{at} (after \
+                     the commitment, before the deal)",
+                    seeding.committed_at
+                ),
+            ));
+        }
+        let seed = seed_of_hex(seed).map_err(|e| {
+            Verification::failed(*version, format!("seat {seat}'s client seed: {e}"))
+        })?;
+        let slot = &mut sent[*seat as usize % 4];
+        if slot.is_none() {
+            *slot = Some((*version, seed));
+        }
+    }
+    for seat in 0..4 {
+        let sent_seed = sent[seat].map(|(_, s)| s);
+        if sent_seed != used[seat] {
+            let what = match (sent[seat], used[seat]) {
+                (Some((v, _)), None) => {
+                    format!("the deal left out seat {seat}'s seed sent at v{v}")
+                }
+                (None, Some(_)) => format!("the deal used a seed for seat {seat}, which sent none"),
+                _ => format!("the deal used another seed for seat {seat} than the one it sent"),
+            };
+            return Err(Verification::failed(at, what));
+        }
+    }
+    // 3. The server seed revealed at the end, and the derivation.
+    let Some(server_hex) = server_seed else {
+        return Err(Verification::failed(
+            ended.version,
+            "the hand's end does not reveal its server seed",
+        ));
+    };
+    let server = seed_from_hex(server_hex, &seeding.server_seed_sha256)
+        .map_err(|e| Verification::failed(ended.version, format!("revealed server seed: {e}")))?;
+    let derived = deal_seed_v1(&server, &used);
+    let revealed = revealed_seed(dealt, ended)?;
+    if derived != revealed {
+        return Err(Verification::failed(
+            ended.version,
+            format!(
+                "the deal seed revealed ({}) is not the derivation's ({})",
+                hex(&revealed),
+                hex(&derived)
+            ),
+        ));
+    }
+    let from: Vec<String> = sent
+        .iter()
+        .enumerate()
+        .map(|(seat, s)| match s {
+            Some((v, _)) => format!("seat {seat} (v{v})"),
+            None => format!("seat {seat} none"),
+        })
+        .collect();
+    Ok(vec![
+        format!(
+            "server seed: committed at v{} ({}…), before any client seed; revealed at v{}, it \
+             hashes to that commitment",
+            seeding.committed_at,
+            &seeding.server_seed_sha256[..16.min(seeding.server_seed_sha256.len())],
+            ended.version
+        ),
+        format!(
+            "client seeds: the deal used exactly the ones sent: {}",
+            from.join(", ")
+        ),
+        format!(
+            "derivation {DERIVATION}: HMAC-SHA256(server seed, \"okey deal seed v1\" + seat slots) \
+             = the revealed deal seed, whose sha256 {} was announced at the deal",
+            &seed_hash(&derived)[..16]
+        ),
+    ])
 }
 
 /// Re-derives a hand from its deal and public events (each with its table version) and compares
@@ -75,84 +269,128 @@ pub fn verify_hand(
     ended: &Ended<'_>,
     totals_before: [i64; 4],
 ) -> Verification {
-    let seed = match seed_from_hex(ended.seed, dealt.seed_sha256) {
+    let seed = match revealed_seed(dealt, ended) {
         Ok(seed) => seed,
-        Err(e) => return Verification::failed(format!("revealed seed: {e}")),
+        Err(failed) => return failed,
     };
     let deal = Deal::from_seed(&seed, dealt.first);
     if deal.indicator != dealt.indicator {
-        return Verification::failed(format!(
-            "the seed deals indicator {}, the table announced {}",
-            deal.indicator, dealt.indicator
-        ));
+        return Verification::failed(
+            dealt.version,
+            format!(
+                "the seed deals indicator {}, the table announced {}",
+                deal.indicator, dealt.indicator
+            ),
+        );
     }
     let start = match Hand::start(dealt.rules.clone(), deal) {
         Ok(start) => start,
-        Err(e) => return Verification::failed(format!("the re-dealt hand is invalid: {e}")),
+        Err(e) => {
+            return Verification::failed(
+                dealt.version,
+                format!("the re-dealt hand is invalid: {e}"),
+            );
+        }
     };
     // The engine's evolve trusts its events (it asserts, in debug builds, that a rack holds what
-    // leaves it): an event the deal cannot explain is a difference, not a crash.
+    // leaves it): an event the deal cannot explain is a difference, not a crash. The version of
+    // the event being folded is kept outside the closure, so a panic still names it.
+    let folding = std::cell::Cell::new(dealt.version);
     let folded = catch_unwind(AssertUnwindSafe(|| {
         let mut hand = Hand::from_start(&start);
         let mut at = 0;
         while at < plays.len() {
+            folding.set(plays[at].0);
             // What the engine itself makes of the move this event starts: the same events, with
             // the same penalties (seat, reason, points) at the same places.
             let expected = expected_events(&hand, &plays[at])?;
             if expected.is_empty() {
-                return Err(format!(
-                    "version {}: the engine makes nothing of it",
-                    plays[at].0
-                ));
+                return Err((plays[at].0, "the engine makes nothing of it".to_owned()));
             }
             for (n, engine) in expected.iter().enumerate() {
                 let Some((version, play)) = plays.get(at + n) else {
-                    return Err(format!(
-                        "the move at version {} ends early: the engine goes on with {}",
+                    return Err((
                         plays[at].0,
-                        describe(engine)
+                        format!(
+                            "the move ends early: the engine goes on with {}",
+                            describe(engine)
+                        ),
                     ));
                 };
-                let published = resolve(&hand, play)?;
+                folding.set(*version);
+                let published = resolve(&hand, *version, play)?;
                 if let Some(difference) = differs(engine, &published) {
-                    return Err(format!("version {version}: {difference}"));
+                    return Err((*version, difference));
                 }
                 hand.evolve(&published);
             }
             at += expected.len();
         }
+        folding.set(ended.version);
         hand.evolve(&Event::HandEnded { end: *ended.end });
-        Ok::<Hand, String>(hand)
+        Ok::<Hand, (u64, String)>(hand)
     }));
     let hand = match folded {
         Ok(Ok(hand)) => hand,
-        Ok(Err(problem)) => return Verification::failed(problem),
-        Err(_) => return Verification::failed("the events do not fold from the re-dealt hand"),
+        Ok(Err((version, problem))) => {
+            return Verification::failed(version, format!("version {version}: {problem}"));
+        }
+        Err(_) => {
+            let version = folding.get();
+            return Verification::failed(
+                version,
+                format!("version {version}: the event does not fold from the re-dealt hand"),
+            );
+        }
     };
     // A published end the hand cannot have had (a winner who never discarded) is a difference,
     // not a crash of the consumer.
     let bases = match catch_unwind(AssertUnwindSafe(|| hand.score_bases())) {
         Ok(Some(bases)) => bases,
-        Ok(None) => return Verification::failed("the re-folded hand has not ended"),
-        Err(_) => return Verification::failed("the published end does not fit the re-folded hand"),
+        Ok(None) => return Verification::failed(ended.version, "the re-folded hand has not ended"),
+        Err(_) => {
+            return Verification::failed(
+                ended.version,
+                "the published end does not fit the re-folded hand",
+            );
+        }
     };
     let problem = compare(&hand, &bases, ended, totals_before);
     Verification {
+        at: problem.as_ref().map(|_| ended.version),
         problem,
         bases: Some(bases),
     }
 }
 
-/// A published play as the engine event it stands for: a draw is the next tile of the pile.
-fn resolve(hand: &Hand, play: &PublicPlay) -> Result<Event, String> {
+/// A published play as the engine event it stands for: a draw is the next tile of the pile (and
+/// a draw that names its tile must name that one).
+fn resolve(hand: &Hand, version: u64, play: &PublicPlay) -> Result<Event, (u64, String)> {
+    let next = |seat: Seat| {
+        hand.pile_in_draw_order()
+            .first()
+            .copied()
+            .ok_or_else(|| (version, format!("seat {seat} drew from an empty pile")))
+    };
     match play {
-        PublicPlay::Drawn(seat) => {
-            let tile = hand
-                .pile_in_draw_order()
-                .first()
-                .copied()
-                .ok_or_else(|| format!("seat {seat} drew from an empty pile"))?;
-            Ok(Event::TileDrawn { seat: *seat, tile })
+        PublicPlay::Drawn(seat) => Ok(Event::TileDrawn {
+            seat: *seat,
+            tile: next(*seat)?,
+        }),
+        PublicPlay::Event(Event::TileDrawn { seat, tile }) => {
+            let dealt = next(*seat)?;
+            if dealt != *tile {
+                return Err((
+                    version,
+                    format!(
+                        "seat {seat} drew {tile}, but the next tile of the re-dealt pile is {dealt}"
+                    ),
+                ));
+            }
+            Ok(Event::TileDrawn {
+                seat: *seat,
+                tile: *tile,
+            })
         }
         PublicPlay::Event(event) => Ok(event.clone()),
     }
@@ -166,9 +404,10 @@ fn resolve(hand: &Hand, play: &PublicPlay) -> Result<Event, String> {
 /// threshold, 101 points when the table plays in-play penalties). A draw, a take, a lay or an
 /// add charges nothing: the engine's event alone. A penalty or a cancellation that no move
 /// starts is a difference.
-fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>, String> {
+fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>, (u64, String)> {
     let (version, play) = first;
-    let event = resolve(hand, play)?;
+    let version = *version;
+    let event = resolve(hand, version, play)?;
     let okey = hand.okey;
     let command = match &event {
         Event::TurnTimedOut { seat } => Some((*seat, Command::Timeout)),
@@ -209,18 +448,18 @@ fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>,
         Event::TileDiscarded { seat, tile, .. } => Some((*seat, Command::Discard { tile: *tile })),
         Event::PlayableCalled { seat, .. } => Some((*seat, Command::CallPlayable)),
         Event::PenaltyCharged { .. } | Event::HandCancelled { .. } => {
-            return Err(format!(
-                "version {version}: {} follows no move that charges it",
-                describe(&event)
+            return Err((
+                version,
+                format!("{} follows no move that charges it", describe(&event)),
             ));
         }
         _ => None,
     };
     if let Some((seat, command)) = command {
         let mut events = hand.decide(seat, &command).map_err(|e| {
-            format!(
-                "version {version}: the engine refuses the move {} shows: {e}",
-                event.name()
+            (
+                version,
+                format!("the engine refuses the move {} shows: {e}", event.name()),
             )
         })?;
         events.retain(|e| !matches!(e, Event::HandEnded { .. }));
@@ -239,9 +478,12 @@ fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>,
             OpenKind::Pairs => u32::from(hand.pair_threshold[s]),
         };
         if *needed != threshold || amount >= needed {
-            return Err(format!(
-                "version {version}: a wrong opening of {amount} against {needed}, while seat \
-                 {seat} needs {threshold}"
+            return Err((
+                version,
+                format!(
+                    "a wrong opening of {amount} against {needed}, while seat {seat} needs \
+                     {threshold}"
+                ),
             ));
         }
         let mut events = vec![event.clone()];
@@ -390,9 +632,9 @@ fn compare(
 
 #[cfg(test)]
 mod tests {
+    use crate::event::seed_hash;
     use okey_bots::{Bot, Level};
     use okey_rules::{Preset, SeatView};
-    use okey_table::seed_hash;
 
     use super::*;
 
@@ -474,6 +716,7 @@ mod tests {
         running.record(*result);
         verify_hand(
             &Dealt {
+                version: 2,
                 rules,
                 first: 0,
                 indicator: deal.indicator,
@@ -481,10 +724,11 @@ mod tests {
             },
             plays,
             &Ended {
+                version: plays.last().map_or(3, |(v, _)| v + 1),
                 end,
                 result,
                 totals: &running.totals,
-                seed: &okey_table::hex(&seed),
+                seed: &crate::event::hex(&seed),
             },
             [0; 4],
         )
@@ -521,6 +765,7 @@ mod tests {
         let (rules, deal, plays, end, result) = played_hand(seed);
         let wrong = verify_hand(
             &Dealt {
+                version: 2,
                 rules: &rules,
                 first: 0,
                 indicator: deal.indicator,
@@ -528,10 +773,11 @@ mod tests {
             },
             &plays,
             &Ended {
+                version: plays.last().map_or(3, |(v, _)| v + 1),
                 end: &end,
                 result: &result,
                 totals: &[0; 4],
-                seed: &okey_table::hex(&seed),
+                seed: &crate::event::hex(&seed),
             },
             [0; 4],
         );
@@ -683,5 +929,55 @@ mod tests {
         };
         let problem = check(&rules, &deal, seed, &[], &end, &result).problem;
         assert!(problem.is_some());
+    }
+
+    /// A draw that names its tile (what a player reading a finished hand is shown) must name the
+    /// re-dealt pile's next tile; another tile is caught at its own event.
+    #[test]
+    fn a_drawn_tile_that_is_not_the_piles_next_is_caught_at_its_event() {
+        let seed = [9; 32];
+        let (rules, deal, plays, end, result) = played_hand(seed);
+        let mut pile = deal.pile.clone().into_iter();
+        let named: Vec<(u64, PublicPlay)> = plays
+            .iter()
+            .map(|(v, p)| match p {
+                PublicPlay::Drawn(seat) => (
+                    *v,
+                    PublicPlay::Event(Event::TileDrawn {
+                        seat: *seat,
+                        tile: pile.next().expect("no more draws than tiles"),
+                    }),
+                ),
+                other => (*v, other.clone()),
+            })
+            .collect();
+        let ok = check(&rules, &deal, seed, &named, &end, &result);
+        assert_eq!(ok.problem, None);
+        assert_eq!(ok.at, None);
+        let (i, at) = named
+            .iter()
+            .enumerate()
+            .find_map(|(i, (v, p))| {
+                matches!(p, PublicPlay::Event(Event::TileDrawn { .. })).then_some((i, *v))
+            })
+            .expect("the hand has a draw");
+        let PublicPlay::Event(Event::TileDrawn { seat, tile }) = named[i].1.clone() else {
+            unreachable!()
+        };
+        let other = deal
+            .pile
+            .iter()
+            .copied()
+            .find(|t| *t != tile)
+            .expect("the pile holds another tile");
+        let mut changed = named.clone();
+        changed[i].1 = PublicPlay::Event(Event::TileDrawn { seat, tile: other });
+        let caught = check(&rules, &deal, seed, &changed, &end, &result);
+        assert_eq!(caught.at, Some(at));
+        let problem = caught.problem.unwrap();
+        assert!(
+            problem.contains(&format!("seat {seat} drew {other}, but")),
+            "{problem}"
+        );
     }
 }
