@@ -73,7 +73,7 @@ fn differ<T: std::fmt::Debug + Ord + Clone>(
 /// What seat `seat` may be shown of stored event `i` (0-based) of `truth`.
 fn shown_to(truth: &TableTruth, i: usize, seat: i32) -> Option<pb::TableEvent> {
     let r = truth.events.get(i)?;
-    let seed = truth.deal_seeds.get(&r.version).copied();
+    let seed = truth.stored_seeds.get(&r.version).copied();
     let shown = okey_table::show(&r.event, Some(seat as u8), |_| seed);
     event_to_proto(&shown, &r.table_id.to_string()).ok()
 }

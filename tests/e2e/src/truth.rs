@@ -1,6 +1,7 @@
 //! What the table's own events say every other record must be. The events are read from the
 //! table service's event store with the table's own reader (`table::store::Store`); each hand is
-//! re-dealt from its revealed seed and folded through the rules engine (a table whose stored
+//! re-dealt from its revealed seeds (the deal seed, and the server seed it was derived from when
+//! the players helped choose it) and folded through the rules engine (a table whose stored
 //! results the engine does not reproduce is itself a discrepancy). From them: every ledger entry
 //! scoring must hold (per seat, per hand, per event), each match's result, and per player the
 //! statistics accounts must show and the standings scoring must rank.
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use okey_proto::v1 as pb;
 use okey_rules::matches::HandResult;
 use okey_rules::{Deal, Event, Hand, OpenKind, Outcome, RuleSet};
-use okey_table::{Origin, Seed, TableEvent, seed_from_hex};
+use okey_table::{Origin, Seed, Seeding, TableEvent, seed_from_hex};
 use sqlx::PgPool;
 use table::store::{Recorded, Store};
 use uuid::Uuid;
@@ -23,6 +24,10 @@ pub struct TableTruth {
     pub events: Vec<Recorded>,
     /// Each deal's seed, by the version of its `HandDealt` (revealed by its `HandEnded`).
     pub deal_seeds: BTreeMap<u64, Seed>,
+    /// Each deal's stored seed, by the version of its `HandDealt`: the server seed its deal
+    /// seed was derived from (`okey_table::seeding`), or the deal seed itself for a hand dealt
+    /// without client seeds. What `okey_table::show` re-deals a seat's rack from.
+    pub stored_seeds: BTreeMap<u64, Seed>,
 }
 
 /// Reads `table`'s events from the table service's database.
@@ -41,17 +46,42 @@ pub async fn read_table(table_database_url: &str, table: &str) -> Result<TableTr
     pool.close().await;
     let events = events?;
     let mut deal_seeds = BTreeMap::new();
-    let mut dealt: Option<(u64, String)> = None;
+    let mut stored_seeds = BTreeMap::new();
+    let mut dealt: Option<(u64, String, Option<Seeding>)> = None;
     for r in &events {
         match &r.event {
-            TableEvent::HandDealt { seed_sha256, .. } => {
-                dealt = Some((r.version, seed_sha256.clone()));
+            TableEvent::HandDealt {
+                seed_sha256,
+                seeding,
+                ..
+            } => {
+                dealt = Some((r.version, seed_sha256.clone(), seeding.clone()));
             }
-            TableEvent::HandEnded { seed, .. } => {
-                if let Some((version, sha)) = dealt.take()
-                    && let Ok(s) = seed_from_hex(seed, &sha)
-                {
-                    deal_seeds.insert(version, s);
+            TableEvent::HandEnded {
+                seed, server_seed, ..
+            } => {
+                let Some((version, sha, seeding)) = dealt.take() else {
+                    continue;
+                };
+                let Ok(deal) = seed_from_hex(seed, &sha) else {
+                    continue;
+                };
+                // The stored seed: the revealed server seed, which must hash to the deal's
+                // commitment and derive the revealed deal seed; else the deal seed itself.
+                let stored = match (&seeding, server_seed) {
+                    (None, _) => Some(deal),
+                    (Some(seeding), Some(server)) => {
+                        seed_from_hex(server, &seeding.server_seed_sha256)
+                            .ok()
+                            .filter(|s| {
+                                okey_table::seeding::deal_seed(s, Some(seeding)).ok() == Some(deal)
+                            })
+                    }
+                    (Some(_), None) => None,
+                };
+                if let Some(stored) = stored {
+                    deal_seeds.insert(version, deal);
+                    stored_seeds.insert(version, stored);
                 }
             }
             _ => {}
@@ -62,6 +92,7 @@ pub async fn read_table(table_database_url: &str, table: &str) -> Result<TableTr
         id,
         events,
         deal_seeds,
+        stored_seeds,
     })
 }
 
