@@ -291,6 +291,7 @@ impl Platform {
         env.extend(infra.service_identity_env(&accounts_url));
         set(&mut env, "OKEY_DATABASE__URL", db("matchmaking"));
         set(&mut env, "OKEY_MATCHMAKING__TABLE_URL", table_url);
+        set(&mut env, "OKEY_MATCHMAKING__SCORING_URL", scoring.url());
         set(&mut env, "OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS", "1");
         set(&mut env, "OKEY_MATCHMAKING__CLAIM_LEASE_SECS", "2");
         let mut matchmaking = Process::new(
