@@ -22,13 +22,19 @@ pub struct Row {
 /// The table, then every discrepancy (and the logs of a scenario that had any).
 pub fn render(rows: &[Row]) -> String {
     let mut out = String::new();
+    let w = rows
+        .iter()
+        .map(|r| r.scenario.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     out.push_str(&format!(
-        "{:<58} {:>6} {:>8} {:>7} {:>9} {:>13} {:>7}\n",
+        "{:<w$} {:>6} {:>8} {:>7} {:>9} {:>13} {:>7}\n",
         "scenario", "faults", "matches", "moves", "accepted", "discrepancies", "secs"
     ));
     for r in rows {
         out.push_str(&format!(
-            "{:<58} {:>6} {:>8} {:>7} {:>9} {:>13} {:>7.1}\n",
+            "{:<w$} {:>6} {:>8} {:>7} {:>9} {:>13} {:>7.1}\n",
             r.scenario,
             r.faults,
             r.matches,
@@ -40,7 +46,7 @@ pub fn render(rows: &[Row]) -> String {
     }
     let total = |f: fn(&Row) -> usize| rows.iter().map(f).sum::<usize>();
     out.push_str(&format!(
-        "{:<58} {:>6} {:>8} {:>7} {:>9} {:>13}\n",
+        "{:<w$} {:>6} {:>8} {:>7} {:>9} {:>13}\n",
         "total",
         rows.iter().map(|r| r.faults).sum::<u64>(),
         total(|r| r.matches),
