@@ -5,6 +5,11 @@
 //! Stopping: when the shutdown future resolves (SIGTERM/SIGINT in production), every health status
 //! turns NOT_SERVING, the server stops accepting calls and lets in-flight ones finish, and after
 //! `server.grace_period_ms` it returns anyway, so the process always exits within the grace period.
+//!
+//! Plain HTTP on the same port ([`ServiceHost::with_http`], the table service's replay page for
+//! support): requests under the routes' prefix go to their own router before any gRPC layer (no
+//! RPC span or duration, no access table: the routes check tokens themselves), everything else
+//! is gRPC exactly as without them; HTTP/1.1 is accepted only when a service mounts such routes.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -51,6 +56,7 @@ pub struct ServiceHost {
     api_names: Vec<&'static str>,
     health: HealthReporter,
     auth: Option<AuthLayer>,
+    http: Option<HttpRoutes>,
 }
 
 impl ServiceHost {
@@ -70,6 +76,7 @@ impl ServiceHost {
             api_names: Vec::new(),
             health,
             auth: None,
+            http: None,
         })
     }
 
@@ -105,6 +112,15 @@ impl ServiceHost {
     /// reflection.
     pub fn with_auth(mut self, auth: AuthLayer) -> Self {
         self.auth = Some(auth);
+        self
+    }
+
+    /// Serves plain HTTP (1.1 and 2) on the gRPC port: a request whose path is `prefix` or
+    /// below `prefix/` goes to `router`, past the gRPC layers, so its handlers check the caller
+    /// themselves (with [`AuthLayer::authorize`], against a method of the access table). The
+    /// prefix must not be a gRPC service's (`/package.Service`); gRPC calls are untouched.
+    pub fn with_http(mut self, prefix: &'static str, router: axum::Router) -> Self {
+        self.http = Some(HttpRoutes { prefix, router });
         self
     }
 
@@ -154,7 +170,9 @@ impl ServiceHost {
         // Every tower layer of every service, in order: the call's span and duration first, so
         // refusals are traced and timed too, then the error model for requests tonic cannot
         // decode, then authentication.
+        let accept_http1 = self.http.is_some();
         let layers = tower::ServiceBuilder::new()
+            .layer(HttpBranchLayer(self.http.take()))
             .layer(GrpcServerLayer::default())
             .map_response(crate::decode::rewrite)
             .layer(auth);
@@ -162,6 +180,7 @@ impl ServiceHost {
         let addr = self.local_addr();
         tracing::info!(%addr, apis = ?self.api_names, "listening");
         let server = tonic::transport::Server::builder()
+            .accept_http1(accept_http1)
             .timeout(Duration::from_millis(self.settings.request_timeout_ms))
             .concurrency_limit_per_connection(self.settings.concurrency_limit_per_connection)
             .layer(layers)
@@ -187,6 +206,83 @@ impl ServiceHost {
         monitor.abort();
         tracing::info!("stopped");
         result
+    }
+}
+
+/// A service's plain HTTP routes ([`ServiceHost::with_http`]).
+#[derive(Clone)]
+struct HttpRoutes {
+    prefix: &'static str,
+    router: axum::Router,
+}
+
+impl HttpRoutes {
+    fn serves(&self, path: &str) -> bool {
+        path.strip_prefix(self.prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
+}
+
+/// The outermost layer: sends a service's HTTP routes to their router, everything else on to
+/// the gRPC layers.
+#[derive(Clone)]
+struct HttpBranchLayer(Option<HttpRoutes>);
+
+impl<S> tower::Layer<S> for HttpBranchLayer {
+    type Service = HttpBranch<S>;
+
+    fn layer(&self, inner: S) -> HttpBranch<S> {
+        HttpBranch {
+            http: self.0.clone(),
+            inner,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct HttpBranch<S> {
+    http: Option<HttpRoutes>,
+    inner: S,
+}
+
+type BoxedResponse<E> = std::pin::Pin<
+    Box<dyn Future<Output = Result<http::Response<tonic::body::Body>, E>> + Send + 'static>,
+>;
+
+impl<S, ResBody> tower::Service<http::Request<tonic::body::Body>> for HttpBranch<S>
+where
+    S: tower::Service<http::Request<tonic::body::Body>, Response = http::Response<ResBody>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ResBody: http_body::Body<Data = tonic::codegen::Bytes> + Send + 'static,
+    ResBody::Error: Into<tonic::codegen::StdError>,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = BoxedResponse<S::Error>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<tonic::body::Body>) -> Self::Future {
+        use tower::ServiceExt as _;
+        match &self.http {
+            Some(http) if http.serves(request.uri().path()) => {
+                let router = http.router.clone();
+                Box::pin(async move {
+                    let Ok(response) = router.oneshot(request).await;
+                    Ok(response.map(tonic::body::Body::new))
+                })
+            }
+            _ => {
+                let future = self.inner.call(request);
+                Box::pin(async move { Ok(future.await?.map(tonic::body::Body::new)) })
+            }
+        }
     }
 }
 

@@ -9,13 +9,15 @@
 //! server seed and the client seeds) → [`shown`] (what a viewer sees, the envelope)
 //! → [`table`] and [`absence`] (the aggregate) → [`history`] (one hand of a stream: its events,
 //! who may read them, the hand rebuilt for the engine) and [`verify`] (a finished hand
-//! re-derived from what was published, the one check scoring and `okeyctl verify` make).
+//! re-derived from what was published, the one check scoring and `okeyctl verify` make) →
+//! [`steps`] (a hand step by step with every rack, as support's replay page shows it).
 
 pub mod absence;
 pub mod event;
 pub mod history;
 pub mod seeding;
 pub mod shown;
+pub mod steps;
 pub mod table;
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;

@@ -1,6 +1,6 @@
 //! Builds the table service from its settings: connects what it needs, migrates its database,
 //! creates the JetStream stream, starts the outbox publisher (which also follows the other
-//! replicas' events), binds the gRPC host and mounts its API.
+//! replicas' events), binds the gRPC host and mounts its API and support's replay page.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use crate::chat::Chat;
 use crate::clock::{Clock, SystemClock};
 use crate::deadlines::Deadlines;
-use crate::grpc::{MAX_MESSAGE_BYTES, TableApi};
+use crate::grpc::{MAX_MESSAGE_BYTES, REPLAY_PAGE, TableApi, replay_page};
 use crate::live::Live;
 use crate::outbox::{self, Outbox, Subjects};
 use crate::presence::Presences;
@@ -170,10 +170,14 @@ impl Application {
                 .with_stream_limit(own.live.max_streams_per_caller),
         )
         .max_decoding_message_size(MAX_MESSAGE_BYTES);
+        // One layer, so the replay page checks tokens with the very keys and access table the
+        // gRPC calls are checked with.
+        let auth = AuthLayer::from_settings(settings, AccessTable::new(ACCESS));
         Ok(Application {
             host: host
                 .add_api(api)
-                .with_auth(AuthLayer::from_settings(settings, AccessTable::new(ACCESS))),
+                .with_http(REPLAY_PAGE, replay_page(tables.clone(), auth.clone()))
+                .with_auth(auth),
             dependencies,
             tasks,
             tables,

@@ -2,11 +2,13 @@
 //! that knows the generated (prost) types. `request` reads the caller and the fields into domain
 //! types, `response` writes answers back, `errors` is the one mapping from errors to
 //! `tonic::Status`; the handlers are grouped by what they do: `seats`, `play`, `views`, `chat`,
-//! `history` (a hand's full history and the audit log of support's reads).
+//! `history` (a hand's full history and the audit log of support's reads), and `page`: support's
+//! replay page, the same read over plain HTTP with a JSON answer.
 
 mod chat;
 mod errors;
 mod history;
+mod page;
 mod play;
 mod request;
 mod response;
@@ -36,6 +38,7 @@ use errors::{Failure, status_of};
 use request::*;
 use response::*;
 
+pub use page::{PREFIX as REPLAY_PAGE, router as replay_page};
 pub use request::command_from_proto;
 pub use response::{command_to_proto, event_to_proto};
 

@@ -1,7 +1,9 @@
 //! A hand's full history (every event, the whole deal, every drawn tile) for support and for
-//! the players who sat in it, and the audit log of support's reads. Who may read what is the
-//! pure table's rule (`okey_table::history::admit`); a read granted by the support role is
-//! written to the audit log before anything is served, so no support read goes unrecorded.
+//! the players who sat in it, the same hand step by step for support's replay page, and the audit
+//! log of support's reads. Both reads go through one gate ([`Tables::open_hand`]): who may read
+//! what is the pure table's rule (`okey_table::history::admit`), and a read granted by the
+//! support role is written to the audit log before anything is served, so no support read goes
+//! unrecorded.
 
 use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
@@ -9,7 +11,8 @@ use sqlx::types::chrono::{DateTime, Utc};
 use super::{ServiceError, Tables};
 use crate::domain::TableEvent;
 use crate::domain::history::{self, Entry, HandSpan, Reader};
-use crate::store::HandRead;
+use crate::domain::steps::{self, HandReplay};
+use crate::store::{HandRead, Recorded};
 
 /// One event of a hand's history.
 #[derive(Clone, Debug)]
@@ -37,6 +40,18 @@ pub struct HandHistory {
     pub more_after: Option<u64>,
 }
 
+/// A hand read that was let in (and, for support, audited).
+struct Opened {
+    /// The table's whole stream as stored.
+    recorded: Vec<Recorded>,
+    /// Its events.
+    events: Vec<TableEvent>,
+    /// The hand.
+    span: HandSpan,
+    /// The first version served.
+    from: u64,
+}
+
 /// Where a page of a hand's history starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HistoryPage {
@@ -58,23 +73,14 @@ impl Tables {
         hand_number: u32,
         page: HistoryPage,
     ) -> Result<HandHistory, ServiceError> {
-        let recorded = self.store.load_all(table_id).await?;
-        if recorded.is_empty() {
-            return Err(ServiceError::NotFound);
-        }
-        let events: Vec<TableEvent> = recorded.iter().map(|r| r.event.clone()).collect();
-        let found = history::hand_span(&events, hand_number);
-        let span = history::admit(found.as_ref(), hand_number, reader)?.clone();
-        let from = match page.after {
-            None => span.first_version,
-            Some(after) if after >= span.first_version && after < span.last_version => after + 1,
-            Some(_) => return Err(ServiceError::InvalidPageToken),
-        };
-        if reader == Reader::Support {
-            self.store
-                .record_hand_read(reader_name, table_id, hand_number, from, !span.ended)
-                .await?;
-        }
+        let Opened {
+            recorded,
+            events,
+            span,
+            from,
+        } = self
+            .open_hand(table_id, reader, reader_name, hand_number, page.after)
+            .await?;
         let seeds = self.store.seeds(table_id).await?;
         let last = span
             .last_version
@@ -108,6 +114,71 @@ impl Tables {
             span,
             events,
             inputs,
+        })
+    }
+
+    /// Hand `hand_number` at `table_id` step by step, whole (every rack, the melds, the pile
+    /// count, each event told, the scores): what support's replay page shows. The same reads
+    /// and the same rule as [`Self::hand_history`] decide who may read it, and a support read is
+    /// audited the same way, as one read of the whole hand.
+    pub async fn hand_replay(
+        &self,
+        table_id: Uuid,
+        reader: Reader<'_>,
+        reader_name: &str,
+        hand_number: u32,
+    ) -> Result<HandReplay, ServiceError> {
+        let Opened {
+            events, span, from, ..
+        } = self
+            .open_hand(table_id, reader, reader_name, hand_number, None)
+            .await?;
+        let seeds = self.store.seeds(table_id).await?;
+        let entries = history::entries(&events, &span, from, |n| seeds.get(&n).copied())
+            .map_err(ServiceError::History)?;
+        Ok(steps::hand_replay(
+            &format!("tables/{table_id}"),
+            &events,
+            &span,
+            &entries,
+        ))
+    }
+
+    /// The one gate of every full read of a hand: loads the table's stream (from the store, not
+    /// the cache: the history is the stored events themselves), finds the hand, lets `reader` in
+    /// by the pure table's rule (`history::admit`), checks where the read starts (`after`: the
+    /// last version of the previous page) and, for support, writes the audit log before anything
+    /// is served. A refused read writes nothing.
+    async fn open_hand(
+        &self,
+        table_id: Uuid,
+        reader: Reader<'_>,
+        reader_name: &str,
+        hand_number: u32,
+        after: Option<u64>,
+    ) -> Result<Opened, ServiceError> {
+        let recorded = self.store.load_all(table_id).await?;
+        if recorded.is_empty() {
+            return Err(ServiceError::NotFound);
+        }
+        let events: Vec<TableEvent> = recorded.iter().map(|r| r.event.clone()).collect();
+        let found = history::hand_span(&events, hand_number);
+        let span = history::admit(found.as_ref(), hand_number, reader)?.clone();
+        let from = match after {
+            None => span.first_version,
+            Some(after) if after >= span.first_version && after < span.last_version => after + 1,
+            Some(_) => return Err(ServiceError::InvalidPageToken),
+        };
+        if reader == Reader::Support {
+            self.store
+                .record_hand_read(reader_name, table_id, hand_number, from, !span.ended)
+                .await?;
+        }
+        Ok(Opened {
+            recorded,
+            events,
+            span,
+            from,
         })
     }
 
