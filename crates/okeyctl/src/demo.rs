@@ -871,6 +871,14 @@ fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write
             )?;
         }
     }
+    let page = demo.table_url.trim_end_matches('/');
+    let id = table.strip_prefix("tables/").unwrap_or(table);
+    writeln!(
+        out,
+        "  # support's replay page: every rack step by step; paste the token this prints (15 minutes)"
+    )?;
+    writeln!(out, "  cargo run -q -p okeyctl -- token --role support")?;
+    writeln!(out, "  {page}/replay/#table={id}&hand=1&step=0")?;
     Ok(())
 }
 

@@ -184,6 +184,7 @@ function render(s) {
   );
   if (st.melds.length === 0) {
     const li = document.createElement("li");
+    li.className = "empty";
     li.textContent = "no melds on the table";
     $("melds").replaceChildren(li);
   }

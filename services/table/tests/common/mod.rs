@@ -330,9 +330,26 @@ impl HttpAnswer {
     }
 }
 
-/// One plain HTTP/1.1 request to `127.0.0.1:port` (`Connection: close`, the answer read to
-/// its end): what a browser sends to the replay page, and what WebDriver speaks.
+/// One plain HTTP/1.1 request to `127.0.0.1:port` on a connection of its own, the answer read
+/// to its length (a server may keep the connection open): what a browser sends to the replay
+/// page, and what WebDriver speaks. Fails after two minutes without a whole answer.
 pub async fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&serde_json::Value>,
+) -> HttpAnswer {
+    let what = format!("{method} {path} on port {port}");
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        http_exchange(port, method, path, headers, body),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("no whole answer to {what} within two minutes"))
+}
+
+async fn http_exchange(
     port: u16,
     method: &str,
     path: &str,
@@ -358,11 +375,23 @@ pub async fn http(
         .unwrap_or_else(|e| panic!("connect to {port}: {e}"));
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.unwrap();
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no HTTP head: {}", String::from_utf8_lossy(&raw)));
+    let mut buf = [0u8; 16 * 1024];
+    // Reads more; false at the end of the stream.
+    async fn more(stream: &mut tokio::net::TcpStream, raw: &mut Vec<u8>, buf: &mut [u8]) -> bool {
+        let n = stream.read(buf).await.unwrap();
+        raw.extend_from_slice(&buf[..n]);
+        n > 0
+    }
+    let split = loop {
+        if let Some(at) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at;
+        }
+        assert!(
+            more(&mut stream, &mut raw, &mut buf).await,
+            "no HTTP head: {}",
+            String::from_utf8_lossy(&raw)
+        );
+    };
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let mut lines = head.split("\r\n");
     let status = lines
@@ -374,30 +403,57 @@ pub async fn http(
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
         .collect();
-    let mut body = raw[split + 4..].to_vec();
-    let chunked = headers
-        .iter()
-        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
-    if chunked {
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    let start = split + 4;
+    let body = if let Some(length) = header("content-length") {
+        let length: usize = length.parse().expect("a content length");
+        while raw.len() < start + length {
+            assert!(
+                more(&mut stream, &mut raw, &mut buf).await,
+                "the body ended early"
+            );
+        }
+        raw[start..start + length].to_vec()
+    } else if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        // Chunks, to the empty one.
         let mut out = Vec::new();
-        let mut rest = &body[..];
+        let mut at = start;
         loop {
-            let end = rest
-                .windows(2)
-                .position(|w| w == b"\r\n")
-                .expect("chunk size");
-            let size_text = String::from_utf8_lossy(&rest[..end]);
+            let line_end = loop {
+                if let Some(end) = raw[at..].windows(2).position(|w| w == b"\r\n") {
+                    break at + end;
+                }
+                assert!(
+                    more(&mut stream, &mut raw, &mut buf).await,
+                    "chunks ended early"
+                );
+            };
+            let size_text = String::from_utf8_lossy(&raw[at..line_end]).into_owned();
             let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16)
                 .expect("hex chunk size");
-            rest = &rest[end + 2..];
+            at = line_end + 2;
             if size == 0 {
                 break;
             }
-            out.extend_from_slice(&rest[..size]);
-            rest = &rest[size + 2..];
+            while raw.len() < at + size + 2 {
+                assert!(
+                    more(&mut stream, &mut raw, &mut buf).await,
+                    "a chunk ended early"
+                );
+            }
+            out.extend_from_slice(&raw[at..at + size]);
+            at += size + 2;
         }
-        body = out;
-    }
+        out
+    } else {
+        while more(&mut stream, &mut raw, &mut buf).await {}
+        raw[start..].to_vec()
+    };
     HttpAnswer {
         status,
         headers,
