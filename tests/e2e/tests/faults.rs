@@ -267,10 +267,6 @@ async fn a_bad_network_between_services(infra: TestInfra) -> Row {
     row
 }
 
-// Not yet in `make test`: its first runs, on a machine loaded far past its two cores, did not
-// finish every match within the deadlines. Run it with `cargo test -p e2e --test faults --
-// --ignored --nocapture` (after `cargo build --bins`).
-#[ignore = "not yet reliable on a loaded two-core machine; run with --ignored"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_fault_in_the_middle_of_matches_leaves_every_record_in_agreement() {
     let Some(infra) = TestInfra::from_env() else {
