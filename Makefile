@@ -6,7 +6,7 @@ INFRA_ENV := .run/infra.env
 # The shared conformance examples, in the shared folder beside the repository.
 CONFORMANCE := $(wildcard ../shared/conformance/examples/*.json)
 
-.PHONY: help run test down infra infra-down services services-down demo traces lint proto chart conformance conformance-check
+.PHONY: help run test down infra infra-down browser services services-down demo traces lint proto chart conformance conformance-check
 
 help:
 	@echo "make run    infrastructure up, build and start all four services, wait until SERVING, play a demo match"
@@ -16,7 +16,7 @@ help:
 
 run: infra services demo
 
-test: infra lint proto chart
+test: infra browser lint proto chart
 	set -a && source $(INFRA_ENV) && set +a && OKEY_TEST_REQUIRE_INFRA=1 cargo test --workspace
 	$(MAKE) --no-print-directory conformance-check
 
@@ -27,6 +27,10 @@ infra:
 
 infra-down:
 	deploy/infra.sh down
+
+# The browser the replay page is tested in (installed with apt when missing).
+browser:
+	@source deploy/lib.sh && ensure_browser
 
 services:
 	deploy/services.sh up

@@ -56,6 +56,13 @@ pg_bindir() {
   return 1
 }
 
+# Headless Chromium and its WebDriver, for the replay page's browser test
+# (services/table/tests/replay_page.rs), and a font so its screenshot is legible.
+ensure_browser() {
+  { command -v chromium >/dev/null && command -v chromedriver >/dev/null; } ||
+    apt_install chromium chromium-driver fonts-liberation
+}
+
 ensure_postgres() {
   pg_bindir >/dev/null || apt_install postgresql
   pg_bindir >/dev/null || die "PostgreSQL server binaries not found after installing postgresql"
