@@ -1182,14 +1182,14 @@ impl Hand {
     }
 
     /// Why each seat scored what it did, once the hand has ended (for replays and support).
+    /// `None` before the end, and for an end no hand can reach: a finish by a seat that never
+    /// discarded (a finish is a discard), which only a forged or corrupted log holds.
     pub fn score_bases(&self) -> Option<[ScoreBasis; 4]> {
         let end = self.end?;
         Some(match (end.outcome, end.winner) {
             (Outcome::Cancelled, _) => [ScoreBasis::Cancelled; 4],
             (Outcome::Finished, Some(w)) => {
-                let last = *self.discards[w as usize]
-                    .last()
-                    .expect("a finisher discarded");
+                let last = *self.discards[w as usize].last()?;
                 // The finishing discard already passed the turn on.
                 self.finish_bases(w, last, self.turn.number - 1).1
             }

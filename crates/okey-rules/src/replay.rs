@@ -297,4 +297,23 @@ mod tests {
         }
         assert!(end.contains("never opened: 202 x 1 = 202"), "{end}");
     }
+
+    #[test]
+    fn an_end_no_hand_can_reach_has_no_score_bases_and_is_told_without_them() {
+        // A finish by a seat that never discarded: only a forged or corrupted log holds one.
+        let start = Hand::start(Preset::Classic.rules(), Deal::from_seed(&[9; 32], 0)).unwrap();
+        let mut hand = Hand::from_start(&start);
+        let forged = Event::HandEnded {
+            end: crate::HandEnd {
+                outcome: crate::Outcome::Finished,
+                winner: Some(2),
+                multiplier: 1,
+                scores: [0; 4],
+            },
+        };
+        hand.evolve(&forged);
+        assert!(hand.is_over());
+        assert_eq!(hand.score_bases(), None);
+        assert_eq!(narrate(&[start, forged]).len(), 2);
+    }
 }
