@@ -330,6 +330,29 @@ impl Event {
             Event::HandEnded { .. } => "HandEnded",
         }
     }
+
+    /// The seat whose move or penalty the event is, if it is one seat's: `None` for the
+    /// hand's start, cancellation and end, which are the table's.
+    pub fn seat(&self) -> Option<Seat> {
+        match self {
+            Event::TileDrawn { seat, .. }
+            | Event::SideDiscardTaken { seat, .. }
+            | Event::SideDiscardReturned { seat, .. }
+            | Event::TableRolledBack { seat, .. }
+            | Event::HandOpened { seat, .. }
+            | Event::WrongOpening { seat, .. }
+            | Event::MeldsLaid { seat, .. }
+            | Event::TilesAdded { seat, .. }
+            | Event::OkeyRetrieved { seat, .. }
+            | Event::TileDiscarded { seat, .. }
+            | Event::PlayableCalled { seat, .. }
+            | Event::TurnTimedOut { seat }
+            | Event::PenaltyCharged { seat, .. } => Some(*seat),
+            Event::HandStarted { .. } | Event::HandCancelled { .. } | Event::HandEnded { .. } => {
+                None
+            }
+        }
+    }
 }
 
 /// Which broad class a rejection belongs to, so transports can pick a status code.

@@ -170,25 +170,13 @@ fn texts(tiles: impl IntoIterator<Item = Tile>) -> Vec<String> {
     tiles.into_iter().map(|t| t.to_string()).collect()
 }
 
-/// The seat an engine event is about.
+/// The seat an engine event is about: the mover's, the winner's for the end, the first
+/// player's for the deal.
 fn seat_of(event: &Event) -> Option<Seat> {
     match event {
-        Event::TileDrawn { seat, .. }
-        | Event::SideDiscardTaken { seat, .. }
-        | Event::SideDiscardReturned { seat, .. }
-        | Event::TableRolledBack { seat, .. }
-        | Event::HandOpened { seat, .. }
-        | Event::WrongOpening { seat, .. }
-        | Event::MeldsLaid { seat, .. }
-        | Event::TilesAdded { seat, .. }
-        | Event::OkeyRetrieved { seat, .. }
-        | Event::TileDiscarded { seat, .. }
-        | Event::PlayableCalled { seat, .. }
-        | Event::TurnTimedOut { seat }
-        | Event::PenaltyCharged { seat, .. } => Some(*seat),
         Event::HandEnded { end } => end.winner,
         Event::HandStarted { deal, .. } => Some(deal.first),
-        Event::HandCancelled { .. } => None,
+        _ => event.seat(),
     }
 }
 

@@ -538,35 +538,16 @@ fn differs(engine: &Event, published: &Event) -> Option<String> {
             describe(published),
             engine.name()
         )),
-        _ if engine.name() != published.name() || seat_of(engine) != seat_of(published) => {
+        _ if engine.name() != published.name() || engine.seat() != published.seat() => {
             Some(format!(
                 "the engine gives {} (seat {:?}), the table published {} (seat {:?})",
                 engine.name(),
-                seat_of(engine),
+                engine.seat(),
                 published.name(),
-                seat_of(published)
+                published.seat()
             ))
         }
         _ => None,
-    }
-}
-
-fn seat_of(event: &Event) -> Option<Seat> {
-    match event {
-        Event::TileDrawn { seat, .. }
-        | Event::SideDiscardTaken { seat, .. }
-        | Event::SideDiscardReturned { seat, .. }
-        | Event::TableRolledBack { seat, .. }
-        | Event::HandOpened { seat, .. }
-        | Event::WrongOpening { seat, .. }
-        | Event::MeldsLaid { seat, .. }
-        | Event::TilesAdded { seat, .. }
-        | Event::OkeyRetrieved { seat, .. }
-        | Event::TileDiscarded { seat, .. }
-        | Event::PlayableCalled { seat, .. }
-        | Event::TurnTimedOut { seat }
-        | Event::PenaltyCharged { seat, .. } => Some(*seat),
-        Event::HandStarted { .. } | Event::HandCancelled { .. } | Event::HandEnded { .. } => None,
     }
 }
 
