@@ -133,7 +133,20 @@ impl OwnPostgres {
             "initdb",
             &["-D", &data, "-U", "okey", "--auth=trust", "-E", "UTF8"],
         );
-        pg.start_server();
+        // A port is free when it is picked, but the other scenarios' processes (and their
+        // outgoing connections) draw from the same range: it is picked after initdb's second,
+        // and a port taken meanwhile is picked again.
+        let mut pg = pg;
+        pg.port = free_port();
+        for attempt in 1.. {
+            match pg.try_start_server() {
+                Ok(()) => break,
+                Err(log) if attempt < 5 && log.contains("could not bind") => {
+                    pg.port = free_port();
+                }
+                Err(log) => panic!("PostgreSQL did not start on port {}: {log}", pg.port),
+            }
+        }
         pg
     }
 
@@ -165,19 +178,42 @@ impl OwnPostgres {
     }
 
     fn start_server(&self) {
+        if let Err(log) = self.try_start_server() {
+            panic!(
+                "PostgreSQL did not start again on port {}: {log}",
+                self.port
+            );
+        }
+    }
+
+    /// `pg_ctl start`; on failure, what pg_ctl said and the end of the server's log.
+    fn try_start_server(&self) -> Result<(), String> {
         let options = format!(
             "-c listen_addresses=127.0.0.1 -p {} -k {} -c max_connections=100 -c fsync=off",
             self.port,
             self.scratch.0.display()
         );
-        let log = self.scratch.0.join("postgres.log").display().to_string();
-        let data = self.data.display().to_string();
-        self.run(
-            "pg_ctl",
-            &[
-                "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &options, "start",
-            ],
-        );
+        let log = self.scratch.0.join("postgres.log");
+        let out = self
+            .command("pg_ctl")
+            .args(["-D", &self.data.display().to_string(), "-l"])
+            .arg(&log)
+            .args(["-w", "-t", "60", "-o", &options, "start"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("pg_ctl runs: {e}"));
+        if out.status.success() {
+            return Ok(());
+        }
+        let server_log = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: Vec<&str> = server_log.lines().rev().take(20).collect();
+        Err(format!(
+            "{}{}\n--- {}:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            log.display(),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ))
     }
 
     /// A URL of the cluster's `postgres` database (services replace the database part).
