@@ -18,12 +18,15 @@
 //!    `MatchEnded`) in the table's own envelope (`okey_table::Published`), decoded and applied
 //!    in batches by `scoring::store::apply_batch`, the consumer's own path (only NATS is left
 //!    out; the hands have no plays, so their re-verification marks them unverified, which
-//!    standings do not read). After `ANALYZE`, through the real gRPC server (a scoring service in
+//!    standings do not read). After `VACUUM (ANALYZE)` (what autovacuum does to freshly loaded
+//!    tables a minute later; left to it, it would run inside the measurement), through the real gRPC server (a scoring service in
 //!    this process), per period (all time, month, week, day) `--calls` of each: ListStandings'
 //!    first page of 50, GetStanding of a random player (their place), ListLeaderboard's first page
 //!    and ListLeaderboard `around_me` of a random player; then 20 pages of the all-time board by
 //!    token: p50/p99/max (goal p99 < 20 ms). Baselines in the same run: the per-call ranking
-//!    ListStandings did before (its SQL, straight to the database) and GetRating.
+//!    ListStandings did before (its SQL, straight to the database), GetRating, and a random
+//!    player's all-time place counted player by player as `board_rank` did before the board's
+//!    positions were kept (its SQL, straight to the database).
 //!
 //! `deploy/infra.sh up`, then `cargo bench -p scoring --bench ledger -- --tables 20 --seconds 20`
 //! (`--skip-load` or `--skip-standings` runs one part). The run's databases and stream are
@@ -493,7 +496,10 @@ async fn standings(infra: &TestInfra, matches: u64, players: u64, calls: usize) 
         }
     }
     let generating = started.elapsed().as_secs_f64();
-    sqlx::query("ANALYZE").execute(&pool).await.unwrap();
+    sqlx::query("VACUUM (ANALYZE)")
+        .execute(&pool)
+        .await
+        .unwrap();
     let (results, distinct): (i64, i64) =
         sqlx::query_as("SELECT count(*), count(DISTINCT player_id) FROM match_results")
             .fetch_one(&pool)
@@ -565,6 +571,29 @@ async fn standings(infra: &TestInfra, matches: u64, players: u64, calls: usize) 
     }
     figures.push((
         "baseline: GetRating (one row by key, and its rank)".into(),
+        latencies,
+    ));
+    let points: Vec<i32> =
+        sqlx::query_scalar("SELECT points FROM ratings ORDER BY md5(player_id) LIMIT 2000")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let mut latencies = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let p = points[(next() % points.len() as u64) as usize];
+        let begun = Instant::now();
+        let _: i64 = sqlx::query_scalar(
+            "SELECT 1 + count(*) FROM ratings WHERE matches >= 1 AND points > $1",
+        )
+        .bind(p)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        latencies.push(begun.elapsed().as_secs_f64());
+    }
+    figures.push((
+        "baseline: an all-time place counted player by player (the SQL board_rank ran before)"
+            .into(),
         latencies,
     ));
 

@@ -104,6 +104,11 @@ impl ScoringApi {
         let first_rank = reads::board_rank(&self.pool, board, min, first)
             .await
             .map_err(database)?;
+        // Where the first row stands in the whole order: a page can start inside a shared place.
+        let first_position = first_rank
+            + reads::board_ties_before(&self.pool, board, min, first)
+                .await
+                .map_err(database)?;
         let mut entries = Vec::with_capacity(rows.len());
         let mut rank = first_rank;
         let mut previous: Option<BoardRow> = None;
@@ -111,7 +116,7 @@ impl ScoringApi {
             if let Some(p) = &previous
                 && !row.ties(p, board)
             {
-                rank = first_rank + i as i64;
+                rank = first_position + i as i64;
             }
             previous = Some(row.clone());
             entries.push(self.board_entry(row, rank, board));

@@ -355,21 +355,48 @@ pub async fn standings(
         }
     };
     let mut out: Vec<StandingRow> = Vec::with_capacity(rows.len());
-    let mut first_rank = 0;
+    // Where the first row stands in the whole order: after every player ahead of it and every
+    // player it ties with who is listed before it (a page can start inside a shared place).
+    let mut first_position = 0;
     for (i, row) in rows.into_iter().enumerate() {
         let mut next = standing(row, 0);
         let key = (next.won, next.mean, next.played);
         next.rank = match out.last() {
             None => {
-                first_rank = standing_rank(pool, period, starts, key).await?;
-                first_rank
+                let rank = standing_rank(pool, period, starts, key).await?;
+                first_position =
+                    rank + standing_ties_before(pool, period, starts, key, &next.player).await?;
+                rank
             }
             Some(prev) if (prev.won, prev.mean, prev.played) == key => prev.rank,
-            Some(_) => first_rank + i as i64,
+            Some(_) => first_position + i as i64,
         };
         out.push(next);
     }
     Ok(out)
+}
+
+/// The players of the standings who share the place of `key` and are listed before `player`.
+async fn standing_ties_before(
+    pool: &PgPool,
+    period: Period,
+    starts: DateTime<Utc>,
+    (won, mean, played): (i64, f64, i64),
+    player: &str,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM standings
+         WHERE period = $1 AND starts = $2 AND (minus_won, mean, minus_played) = ($3, $4, $5)
+           AND player_id < $6",
+    )
+    .bind(period.as_str())
+    .bind(starts)
+    .bind(-won)
+    .bind(mean)
+    .bind(-played)
+    .bind(player)
+    .fetch_one(pool)
+    .await
 }
 
 /// One player's standing in `period` that started at `starts`, if they played a ranked match
@@ -572,7 +599,10 @@ pub async fn board_rows(
 }
 
 /// The place of `row` on `board` among players with at least `min` matches: 1 + those ahead of
-/// it (equal results share a place).
+/// it (equal results share a place). The players ahead are summed from the board's positions
+/// (`rating_places`, `period_places`: players per position, kept by triggers; see
+/// `migrations/scoring/0006_places.sql`), not counted one by one; an all-time board that asks for
+/// more matches than the positions keep counts its players.
 pub async fn board_rank(
     pool: &PgPool,
     board: Board,
@@ -582,7 +612,11 @@ pub async fn board_rank(
     match board {
         Board::AllTime => {
             sqlx::query_scalar(
-                "SELECT 1 + count(*) FROM ratings WHERE matches >= $1 AND points > $2",
+                "SELECT 1 + CASE WHEN $1 <= rating_places_matches_cap()
+                    THEN (SELECT coalesce(sum(players), 0)::bigint FROM rating_places
+                          WHERE matches >= $1 AND points > $2)
+                    ELSE (SELECT count(*) FROM ratings WHERE matches >= $1 AND points > $2)
+                 END",
             )
             .bind(min)
             .bind(row.points)
@@ -591,7 +625,7 @@ pub async fn board_rank(
         }
         Board::Period { period, starts } => {
             sqlx::query_scalar(
-                "SELECT 1 + count(*) FROM period_scores
+                "SELECT 1 + coalesce(sum(players), 0)::bigint FROM period_places
                  WHERE period = $1 AND starts = $2 AND matches >= $3
                    AND (minus_score2, matches) < ($4, $5)",
             )
@@ -600,6 +634,45 @@ pub async fn board_rank(
             .bind(min)
             .bind(-row.score2)
             .bind(row.matches)
+            .fetch_one(pool)
+            .await
+        }
+    }
+}
+
+/// The players listed on `board` (at least `min` matches) who share the place of `row` and are
+/// listed before it: `board_rank` plus these is where `row` stands in the board's order.
+pub async fn board_ties_before(
+    pool: &PgPool,
+    board: Board,
+    min: i64,
+    row: &BoardRow,
+) -> Result<i64, sqlx::Error> {
+    match board {
+        // Best first, then player ids from the last.
+        Board::AllTime => {
+            sqlx::query_scalar(
+                "SELECT count(*) FROM ratings
+                 WHERE matches >= $1 AND points = $2 AND player_id > $3",
+            )
+            .bind(min)
+            .bind(row.points)
+            .bind(&row.player)
+            .fetch_one(pool)
+            .await
+        }
+        Board::Period { period, starts } => {
+            sqlx::query_scalar(
+                "SELECT count(*) FROM period_scores
+                 WHERE period = $1 AND starts = $2 AND matches >= $3
+                   AND minus_score2 = $4 AND matches = $5 AND player_id < $6",
+            )
+            .bind(period.as_str())
+            .bind(starts)
+            .bind(min)
+            .bind(-row.score2)
+            .bind(row.matches)
+            .bind(&row.player)
             .fetch_one(pool)
             .await
         }

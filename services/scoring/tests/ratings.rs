@@ -4,7 +4,8 @@
 //! bot seat at its level's fixed rating, shared places — including a match that arrives after
 //! one that ended later; private-room and bot tables move nothing; a match delivered again
 //! (the same messages, or a copy under other message ids) changes nothing. The API shows the
-//! same numbers (GetRating, ListLeaderboard).
+//! same numbers (GetRating, ListLeaderboard). The boards' places, summed from the positions
+//! triggers keep, are one more than the players ahead counted one by one, whatever was written.
 
 mod common;
 
@@ -15,6 +16,7 @@ use chrono::{DateTime, Utc};
 use common::*;
 use okey_platform::auth::Role;
 use okey_proto::v1 as pb;
+use okey_proto::v1::scoring_service_client::ScoringServiceClient;
 use okey_rules::{MatchLength, Preset};
 use okey_table::{Admission, Origin, TableEvent};
 use skillratings::MultiTeamOutcome;
@@ -450,5 +452,287 @@ async fn ratings_are_the_crates_for_known_results_and_a_redelivered_match_change
         .unwrap();
     assert_eq!(&own, listed);
 
+    scoring.stop().await;
+}
+
+/// The players at each position of a board, as the triggers keep them, beside the same counted
+/// from the rows: (position, players), positions nobody holds left out.
+async fn positions(
+    pool: &PgPool,
+    kept: &str,
+    counted: &str,
+) -> (Vec<(String, i64)>, Vec<(String, i64)>) {
+    let read = |query: &str| {
+        sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(query.to_owned())).fetch_all(pool)
+    };
+    (read(kept).await.unwrap(), read(counted).await.unwrap())
+}
+
+/// Every page of `board` with at least `min` matches, in order.
+async fn whole_board(
+    api: &mut ScoringServiceClient<tonic::transport::Channel>,
+    period: pb::StandingsPeriod,
+    min: u32,
+) -> Vec<pb::LeaderboardEntry> {
+    let mut entries = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = api
+            .list_leaderboard(req(
+                pb::ListLeaderboardRequest {
+                    period: period as i32,
+                    page_size: 37,
+                    page_token: token,
+                    min_matches: min,
+                    ..Default::default()
+                },
+                "reader",
+                &[Role::Player],
+            ))
+            .await
+            .expect("a page of the board")
+            .into_inner();
+        entries.extend(page.entries);
+        if page.next_page_token.is_empty() {
+            return entries;
+        }
+        token = page.next_page_token;
+    }
+}
+
+/// A place is summed from the board's positions (`rating_places`, `period_places`), which
+/// triggers keep in the writer's transaction. After inserts, upserts that move players (or
+/// only add a match), players passing the all-time positions' cap on matches, and deletes, the
+/// positions equal the rows counted; and every place ListLeaderboard and GetRating show is
+/// 1 + the players ahead counted one by one, for minimums the positions keep and for ones
+/// above their cap (counted instead).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn places_are_one_more_than_the_players_ahead_whatever_was_written() {
+    let Some(scoring) = Scoring::start().await else {
+        return;
+    };
+    let pool = &scoring.pool;
+    let starts = scoring::period::Period::Month.bounds(Utc::now()).0;
+    let ids: Vec<String> = (0..160).map(|_| player()).collect();
+    // xorshift: the same writes every run.
+    let mut random = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        random % n
+    };
+    for round in 0..14 {
+        // A batch as the service writes one: each player once per statement.
+        let mut batch: Vec<String> = (0..90)
+            .map(|_| ids[next(ids.len() as u64) as usize].clone())
+            .collect();
+        batch.sort();
+        batch.dedup();
+        // Few distinct points, so that players share them; sometimes no new match.
+        let points: Vec<i32> = batch.iter().map(|_| 1490 + next(12) as i32).collect();
+        let added: Vec<i64> = batch.iter().map(|_| next(11) as i64).collect();
+        sqlx::query(
+            "INSERT INTO ratings (player_id, rating, uncertainty, points, matches, wins,
+                 display_name, last_ended_at)
+             SELECT u.p, u.points, 200, u.points, u.added, 0, NULL, now()
+             FROM unnest($1::text[], $2::integer[], $3::bigint[]) AS u (p, points, added)
+             ON CONFLICT (player_id) DO UPDATE SET
+                 rating = EXCLUDED.rating, points = EXCLUDED.points,
+                 matches = ratings.matches + EXCLUDED.matches",
+        )
+        .bind(&batch)
+        .bind(&points)
+        .bind(&added)
+        .execute(pool)
+        .await
+        .unwrap();
+        let scores: Vec<i64> = batch.iter().map(|_| next(7) as i64).collect();
+        sqlx::query(
+            "INSERT INTO period_scores (period, starts, player_id, score2, matches, wins)
+             SELECT 'month', $3, u.p, u.score2, 1, 0
+             FROM unnest($1::text[], $2::bigint[]) AS u (p, score2)
+             ON CONFLICT (period, starts, player_id) DO UPDATE SET
+                 score2 = period_scores.score2 + EXCLUDED.score2,
+                 matches = period_scores.matches + 1",
+        )
+        .bind(&batch)
+        .bind(&scores)
+        .bind(starts)
+        .execute(pool)
+        .await
+        .unwrap();
+        if round % 3 == 2 {
+            let gone: Vec<String> = (0..6)
+                .map(|_| ids[next(ids.len() as u64) as usize].clone())
+                .collect();
+            for table in ["ratings", "period_scores"] {
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DELETE FROM {table} WHERE player_id = ANY($1)"
+                )))
+                .bind(&gone)
+                .execute(pool)
+                .await
+                .unwrap();
+            }
+        }
+        let (kept, counted) = positions(
+            pool,
+            "SELECT points || '/' || matches, players FROM rating_places
+             WHERE players > 0 ORDER BY points, matches",
+            "SELECT points || '/' || least(matches, rating_places_matches_cap()), count(*)
+             FROM ratings GROUP BY points, least(matches, rating_places_matches_cap())
+             ORDER BY points, least(matches, rating_places_matches_cap())",
+        )
+        .await;
+        assert_eq!(kept, counted, "all-time positions after round {round}");
+        let (kept, counted) = positions(
+            pool,
+            "SELECT period || starts || '/' || minus_score2 || '/' || matches, players
+             FROM period_places WHERE players > 0
+             ORDER BY period, starts, minus_score2, matches",
+            "SELECT period || starts || '/' || -score2 || '/' || matches, count(*)
+             FROM period_scores GROUP BY period, starts, -score2, matches
+             ORDER BY period, starts, -score2, matches",
+        )
+        .await;
+        assert_eq!(kept, counted, "period positions after round {round}");
+    }
+    let most: i64 = sqlx::query_scalar("SELECT max(matches) FROM ratings")
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert!(
+        most > 40,
+        "some players passed the cap of 32 matches ({most})"
+    );
+
+    let ratings: Vec<(String, i32, i64)> =
+        sqlx::query_as("SELECT player_id, points, matches FROM ratings")
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    let mut api = scoring.client().await;
+    // The server's floor is 10 matches; 32 is the positions' cap, 33 and 45 are counted.
+    for min in [0u32, 20, 32, 33, 45] {
+        let floor = i64::from(min.max(10));
+        let listed: Vec<&(String, i32, i64)> = ratings.iter().filter(|r| r.2 >= floor).collect();
+        let board = whole_board(&mut api, pb::StandingsPeriod::Unspecified, min).await;
+        assert_eq!(board.len(), listed.len(), "everyone with {floor} matches");
+        for entry in &board {
+            let ahead = listed.iter().filter(|r| r.1 > entry.rating).count();
+            assert_eq!(
+                entry.rank,
+                ahead as i32 + 1,
+                "all time, {floor} matches: {entry:?}"
+            );
+        }
+    }
+    for (player, points, matches) in ratings.iter().take(40) {
+        let shown = api
+            .get_rating(req(
+                pb::GetRatingRequest {
+                    player: player.clone(),
+                },
+                "reader",
+                &[Role::Player],
+            ))
+            .await
+            .unwrap()
+            .into_inner()
+            .rating
+            .unwrap();
+        let ahead = ratings
+            .iter()
+            .filter(|r| r.2 >= 10 && r.1 > *points)
+            .count();
+        let want = (*matches >= 10).then_some(ahead as i32 + 1);
+        assert_eq!(
+            shown.rank, want,
+            "{player}: {points} points, {matches} matches"
+        );
+    }
+
+    let scores: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT score2, matches FROM period_scores WHERE period = 'month' AND starts = $1",
+    )
+    .bind(starts)
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    for min in [0u32, 3, 5] {
+        let floor = i64::from(min.max(1));
+        let listed: Vec<&(i64, i64)> = scores.iter().filter(|s| s.1 >= floor).collect();
+        let board = whole_board(&mut api, pb::StandingsPeriod::Month, min).await;
+        assert_eq!(
+            board.len(),
+            listed.len(),
+            "everyone with {floor} matches this month"
+        );
+        for entry in &board {
+            let score2 = (entry.score * 2.0) as i64;
+            let ahead = listed
+                .iter()
+                .filter(|s| s.0 > score2 || (s.0 == score2 && s.1 < entry.matches))
+                .count();
+            assert_eq!(
+                entry.rank,
+                ahead as i32 + 1,
+                "month, {floor} matches: {entry:?}"
+            );
+        }
+    }
+
+    // The standings' pages too start inside shared places: few distinct results.
+    let results: Vec<(i64, i64, i64)> = ids
+        .iter()
+        .map(|_| {
+            let played = 1 + next(3) as i64;
+            (played, next(played as u64 + 1) as i64, 10 * next(3) as i64)
+        })
+        .collect();
+    sqlx::query(
+        "INSERT INTO standings (period, starts, player_id, played, won, total_sum)
+         SELECT 'all', 'epoch', u.p, u.played, u.won, u.total
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[])
+              AS u (p, played, won, total)",
+    )
+    .bind(&ids)
+    .bind(results.iter().map(|r| r.0).collect::<Vec<_>>())
+    .bind(results.iter().map(|r| r.1).collect::<Vec<_>>())
+    .bind(results.iter().map(|r| r.2).collect::<Vec<_>>())
+    .execute(pool)
+    .await
+    .unwrap();
+    // The standings' order, best first: more won, lower mean total, more played.
+    let key = |(played, won, total): (i64, i64, i64)| (-won, total as f64 / played as f64, -played);
+    let mut standings = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = api
+            .list_standings(req(
+                pb::ListStandingsRequest {
+                    period: pb::StandingsPeriod::Unspecified as i32,
+                    page_size: 23,
+                    page_token: token,
+                },
+                "reader",
+                &[Role::Player],
+            ))
+            .await
+            .expect("a page of the standings")
+            .into_inner();
+        standings.extend(page.standings);
+        if page.next_page_token.is_empty() {
+            break;
+        }
+        token = page.next_page_token;
+    }
+    assert_eq!(standings.len(), ids.len());
+    for s in &standings {
+        let own = (-s.matches_won, s.mean_match_total, -s.matches_played);
+        let ahead = results.iter().filter(|&&r| key(r) < own).count();
+        assert_eq!(s.rank, ahead as i32 + 1, "standings: {s:?}");
+    }
     scoring.stop().await;
 }
