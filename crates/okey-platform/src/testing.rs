@@ -176,6 +176,24 @@ impl TestInfra {
     }
 }
 
+/// The machine's (busy, total) CPU time so far in seconds, all cores together, from
+/// `/proc/stat`: a bench takes the difference over a phase to know what the phase cost the
+/// machine, whoever spent it (the services, PostgreSQL, NATS, Redis, the kernel).
+pub fn machine_cpu() -> (f64, f64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let fields: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let total: f64 = fields.iter().sum();
+    let idle = fields.get(3).copied().unwrap_or(0.0) + fields.get(4).copied().unwrap_or(0.0);
+    ((total - idle) / 100.0, total / 100.0)
+}
+
 /// A loopback port that was free a moment ago, for a spawned binary.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

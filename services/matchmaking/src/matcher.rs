@@ -1,7 +1,7 @@
 //! The matcher: what every replica runs, every `matchmaking.tick_ms` (at most 250 ms) and at once
-//! when it opens a ticket. Each run takes over the claims of replicas that died, forms every full
-//! group of four, fills the due tickets that allow bots, expires the rest and closes expired
-//! rooms. Every step is a claim or an update in PostgreSQL that is safe to run on any number of
+//! when it opens a ticket (then for that ticket's queue only). Each run takes over the claims of
+//! replicas that died, forms every full group of four, fills the due tickets that allow bots,
+//! expires the rest and closes expired rooms. Every step is a claim or an update in PostgreSQL that is safe to run on any number of
 //! replicas at the same moment (see `store`).
 //!
 //! **A pipeline**, so that forming a table costs little more than the table service's CreateTable:
@@ -13,7 +13,8 @@
 //! record it, so a replica that dies anywhere in the pipeline leaves claims whose lease runs out
 //! and which another replica finishes with the same table.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -45,11 +46,31 @@ pub struct Timing {
 
 /// A handle to wake the matcher.
 #[derive(Clone, Debug, Default)]
-pub struct Wake(Arc<Notify>);
+pub struct Wake(Arc<Woken>);
+
+#[derive(Debug, Default)]
+struct Woken {
+    notify: Notify,
+    /// Queue keys with a new ticket since the matcher last looked.
+    keys: Mutex<BTreeSet<String>>,
+}
 
 impl Wake {
-    pub fn now(&self) {
-        self.0.notify_one();
+    /// A ticket of queue `key` opened: the matcher looks at that queue at once (the other
+    /// queues wait for the tick).
+    pub fn ticket_opened(&self, key: &str) {
+        self.0
+            .keys
+            .lock()
+            .expect("wake lock")
+            .insert(key.to_owned());
+        self.0.notify.notify_one();
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.keys.lock().expect("wake lock"))
+            .into_iter()
+            .collect()
     }
 }
 
@@ -99,11 +120,13 @@ impl Matcher {
             let mut tick = tokio::time::interval(self.timing.tick);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                tokio::select! {
-                    _ = tick.tick() => {}
-                    _ = self.wake.0.notified() => {}
-                }
-                if let Err(e) = self.once(&queue).await {
+                let every_queue = tokio::select! {
+                    _ = tick.tick() => true,
+                    _ = self.wake.0.notify.notified() => false,
+                };
+                let woken = self.wake.take();
+                let queues = (!every_queue).then_some(woken);
+                if let Err(e) = self.once(&queue, queues).await {
                     tracing::warn!(error = %e, "matcher run failed; trying again next tick");
                 }
             }
@@ -119,8 +142,14 @@ impl Matcher {
         now + self.timing.claim_lease
     }
 
-    /// One run of every step; the claims go to `queue`, to be made tables.
-    async fn once(&self, queue: &mpsc::Sender<Claim>) -> Result<(), MatchmakingError> {
+    /// One run of every step; the claims go to `queue`, to be made tables. Groups are formed in
+    /// `queues`, or in every queue with four free tickets (on a tick: which queues those are is a
+    /// scan of the searching tickets, and the tickets just opened name theirs).
+    async fn once(
+        &self,
+        queue: &mpsc::Sender<Claim>,
+        queues: Option<Vec<String>>,
+    ) -> Result<(), MatchmakingError> {
         let stopped = || MatchmakingError::Internal("the matcher's pipeline stopped".into());
         let now = self.clock.now();
         for claim in self
@@ -131,7 +160,11 @@ impl Matcher {
             tracing::info!(claim = %claim.claim_id, "finishing a claim whose replica stopped");
             queue.send(claim).await.map_err(|_| stopped())?;
         }
-        for key in self.store.full_queues().await? {
+        let queues = match queues {
+            Some(keys) => keys,
+            None => self.store.full_queues().await?,
+        };
+        for key in queues {
             loop {
                 // Room for a whole batch first: a claim then waits at most for the batch before.
                 let room = queue
@@ -139,17 +172,21 @@ impl Matcher {
                     .await
                     .map_err(|_| stopped())?;
                 let now = self.clock.now();
-                let claims = self
+                let claimed = self
                     .store
                     .claim_groups(&key, CLAIM_BATCH, now, self.lease_until(now), &self.windows)
                     .await?;
-                let full = claims.len() == CLAIM_BATCH;
-                for (slot, claim) in room.zip(claims) {
+                let again = claimed.claims.len() == CLAIM_BATCH || claimed.lost;
+                if claimed.claims.is_empty() && claimed.lost {
+                    // Another replica holds the head of the queue: let it commit first.
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+                for (slot, claim) in room.zip(claimed.claims) {
                     slot.send(claim);
                 }
-                if !full {
-                    // Fewer than a batch fit: the queue is empty, others hold it, or the tickets
-                    // left wait for their rating windows to widen.
+                if !again {
+                    // Fewer than a batch fit and no other replica was in the way: the queue is
+                    // empty, or the tickets left wait for their rating windows to widen.
                     break;
                 }
             }

@@ -122,7 +122,7 @@ impl Matchmaking {
                 expires_at: now + wait,
             })
             .await?;
-        self.wake.now();
+        self.wake.ticket_opened(&ticket.rules_key);
         Ok(ticket)
     }
 

@@ -1,6 +1,6 @@
 //! PostgreSQL, the truth for tickets, claims and rooms (`migrations/matchmaking`).
 //!
-//! **The atomic claim.** Groups of tickets become tables through one transaction that selects
+//! **The atomic claim.** Groups of tickets become tables through one transaction that locks
 //! them `FOR UPDATE SKIP LOCKED`, records a `claims` row per group (the seats, the rules) and
 //! points every ticket at its claim. Row locks make the claim atomic across any number of
 //! replicas: two replicas scanning the same queue never get the same ticket (the second skips the
@@ -19,6 +19,7 @@
 //! **Reading rows.** A ticket, a claim and a room are each read by one SELECT ([`Stored`]) and
 //! turned into their value in one place, whatever selects them ([`Select`]).
 
+use std::collections::HashSet;
 use std::marker::PhantomData;
 
 use chrono::{DateTime, Utc};
@@ -36,8 +37,8 @@ use crate::domain::{
     Waiting, bot_level_for, rules_key,
 };
 
-/// A free ticket as a claim reads it: ticket, player, rules, when it opened, its rating.
-type Candidate = (Uuid, Uuid, Json<RuleSet>, DateTime<Utc>, i32);
+/// A free ticket as a claim reads it: ticket, player, when it opened, its rating.
+type Candidate = (Uuid, Uuid, DateTime<Utc>, i32);
 
 /// A due bot-fill ticket: ticket, player, rules, queue key, bot level, opened, rating.
 type DueTicket = (
@@ -81,6 +82,15 @@ pub struct Claim {
     /// Private rooms: who may sit (the members) and whether others may watch.
     pub members: Vec<String>,
     pub spectators_allowed: bool,
+}
+
+/// What one [`Store::claim_groups`] took.
+#[derive(Debug, Default)]
+pub struct Claimed {
+    pub claims: Vec<Claim>,
+    /// A group it picked had a ticket another replica took or held: trying again at once may
+    /// find more.
+    pub lost: bool,
 }
 
 /// A ticket to open.
@@ -137,12 +147,18 @@ impl<T: Stored> Select<T> {
 }
 
 impl Stored for Ticket {
+    /// `players_found` of a free searching ticket counts the free tickets of its queue through
+    /// the queue's index and stops at four (counting every searching row of the key read the
+    /// rows a rush leaves until they are vacuumed, on every stream's every read); of a claimed
+    /// or matched one, its claim's players.
     const SELECT: &'static str = "SELECT t.ticket_id, t.player_id, t.rules, t.rules_key, \
          t.allow_bots, t.bot_level, t.state, t.table_name, t.seat, t.created_at, t.expires_at, \
          t.request_id, \
-         CASE WHEN t.state = 'searching' THEN LEAST(4, (SELECT count(*) FROM tickets o \
-                  WHERE o.rules_key = t.rules_key AND o.state = 'searching'))::int \
-              WHEN t.state = 'matched' THEN (SELECT count(*) FROM tickets o \
+         CASE WHEN t.state = 'searching' AND t.claim_id IS NULL THEN (SELECT count(*) FROM \
+                  (SELECT 1 FROM tickets o WHERE o.rules_key = t.rules_key \
+                       AND o.state = 'searching' AND o.claim_id IS NULL \
+                   ORDER BY o.created_at LIMIT 4) AS q)::int \
+              WHEN t.state IN ('searching', 'matched') THEN (SELECT count(*) FROM tickets o \
                   WHERE o.claim_id = t.claim_id)::int \
               ELSE 1 END AS players_found \
          FROM tickets t";
@@ -384,11 +400,27 @@ impl Store {
         }
     }
 
-    /// Queue keys with at least four tickets waiting.
+    /// Queue keys with at least four tickets waiting: a walk of the queue index from key to key
+    /// that looks at four tickets of each, whatever the number of tickets. (A GROUP BY counts
+    /// every row, and when the statistics still say the table is full of searching tickets, as
+    /// right after a rush, PostgreSQL reads the whole table for it on every tick; every step
+    /// here is ordered by the index, so the index it is.)
     pub async fn full_queues(&self) -> Result<Vec<String>, MatchmakingError> {
         Ok(sqlx::query_scalar(
-            "SELECT rules_key FROM tickets WHERE state = 'searching' AND claim_id IS NULL \
-             GROUP BY rules_key HAVING count(*) >= 4",
+            "WITH RECURSIVE k AS ( \
+                 (SELECT rules_key FROM tickets WHERE state = 'searching' AND claim_id IS NULL \
+                  ORDER BY rules_key LIMIT 1) \
+                 UNION ALL \
+                 SELECT (SELECT o.rules_key FROM tickets o \
+                         WHERE o.state = 'searching' AND o.claim_id IS NULL \
+                             AND o.rules_key > k.rules_key \
+                         ORDER BY o.rules_key LIMIT 1) \
+                 FROM k WHERE k.rules_key IS NOT NULL) \
+             SELECT rules_key FROM k WHERE rules_key IS NOT NULL \
+                 AND (SELECT count(*) FROM (SELECT 1 FROM tickets o \
+                          WHERE o.rules_key = k.rules_key AND o.state = 'searching' \
+                              AND o.claim_id IS NULL \
+                          ORDER BY o.created_at LIMIT 4) AS q) = 4",
         )
         .fetch_all(&self.pool)
         .await?)
@@ -396,11 +428,15 @@ impl Store {
 
     /// Takes the longest-waiting free tickets of `key` into up to `groups` claims of four whose
     /// rating windows all hold each other's ratings (`RatingWindows::tables`), in one
-    /// transaction of three statements, whatever the number of groups (one commit for the batch,
-    /// not one per table: a queue of thousands is claimed as fast as tables can be made); nothing
-    /// when no four fit (locked ones are skipped, never waited for). It looks at the
-    /// [`CANDIDATES_PER_GROUP`] × `groups` longest waiting, so a ticket that fits nobody yet does
-    /// not hide the others behind it.
+    /// transaction whatever the number of groups (one commit for the batch, not one per table: a
+    /// queue of thousands is claimed as fast as tables can be made).
+    ///
+    /// It reads the [`CANDIDATES_PER_GROUP`] × `groups` longest waiting without locking them, so
+    /// a ticket that fits nobody yet does not hide the others behind it, and then locks only the
+    /// tickets of the groups it picked (`FOR UPDATE SKIP LOCKED`, checking again that each still
+    /// searches unclaimed): a lock writes to the row, and locking every candidate cost more than
+    /// claiming the picked ones. A group with a ticket another replica took or holds is left out
+    /// ([`Claimed::lost`]); its other tickets stay free for the next try.
     pub async fn claim_groups(
         &self,
         key: &str,
@@ -408,23 +444,20 @@ impl Store {
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
         windows: &RatingWindows,
-    ) -> Result<Vec<Claim>, MatchmakingError> {
+    ) -> Result<Claimed, MatchmakingError> {
         let mut tx = self.pool.begin().await?;
         let rows: Vec<Candidate> = sqlx::query_as(
-            "SELECT ticket_id, player_id, rules, created_at, rating FROM tickets \
+            "SELECT ticket_id, player_id, created_at, rating FROM tickets \
              WHERE rules_key = $1 AND state = 'searching' AND claim_id IS NULL \
-             ORDER BY created_at, ticket_id LIMIT $2 FOR UPDATE SKIP LOCKED",
+             ORDER BY created_at, ticket_id LIMIT $2",
         )
         .bind(key)
         .bind((groups.max(1) * 4 * CANDIDATES_PER_GROUP) as i64)
         .fetch_all(&mut *tx)
         .await?;
-        let Some((_, _, Json(rules), _, _)) = rows.first() else {
-            return Ok(Vec::new());
-        };
         let waiting: Vec<Waiting> = rows
             .iter()
-            .map(|(_, _, _, created_at, rating)| Waiting {
+            .map(|(_, _, created_at, rating)| Waiting {
                 created_at: *created_at,
                 rating: *rating,
             })
@@ -436,12 +469,43 @@ impl Store {
             .map(|table| table.iter().map(|&i| (rows[i].0, rows[i].1)).collect())
             .collect();
         if picked.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Claimed::default());
+        }
+        let wanted: Vec<Uuid> = picked.iter().flatten().map(|(ticket, _)| *ticket).collect();
+        // The rules once (every ticket of the key has the same), not with every candidate.
+        let locked: Vec<(Uuid, Option<Json<RuleSet>>)> = sqlx::query_as(
+            "SELECT ticket_id, CASE WHEN ticket_id = $2 THEN rules END FROM tickets \
+             WHERE ticket_id = ANY($1) AND state = 'searching' AND claim_id IS NULL \
+             ORDER BY ticket_id FOR UPDATE SKIP LOCKED",
+        )
+        .bind(&wanted)
+        .bind(wanted[0])
+        .fetch_all(&mut *tx)
+        .await?;
+        let Some(Json(rules)) = locked.iter().find_map(|(_, rules)| rules.clone()) else {
+            // The first ticket picked was taken meanwhile: try again with the rest.
+            return Ok(Claimed {
+                claims: Vec::new(),
+                lost: true,
+            });
+        };
+        let locked: HashSet<Uuid> = locked.into_iter().map(|(ticket, _)| ticket).collect();
+        let (whole, broken): (Vec<_>, Vec<_>) = picked
+            .into_iter()
+            .partition(|group| group.iter().all(|(ticket, _)| locked.contains(ticket)));
+        if whole.is_empty() {
+            return Ok(Claimed {
+                claims: Vec::new(),
+                lost: !broken.is_empty(),
+            });
         }
         let claims =
-            claim_tickets(&mut tx, rules, &picked, BotLevel::Default, now, lease_until).await?;
+            claim_tickets(&mut tx, &rules, &whole, BotLevel::Default, now, lease_until).await?;
         tx.commit().await?;
-        Ok(claims)
+        Ok(Claimed {
+            claims,
+            lost: !broken.is_empty(),
+        })
     }
 
     /// Tickets that allow bots and whose wait is over, longest waiting first.
@@ -575,7 +639,7 @@ impl Store {
         let finished: Vec<(Option<Uuid>, String)> = sqlx::query_as(
             "UPDATE claims c SET table_name = m.table_name \
              FROM UNNEST($1::uuid[], $2::text[]) AS m(claim_id, table_name) \
-             WHERE c.claim_id = m.claim_id AND c.table_name IS NULL \
+             WHERE c.claim_id = ANY($1) AND c.claim_id = m.claim_id AND c.table_name IS NULL \
              RETURNING c.room_id, c.table_name",
         )
         .bind(&claims)
@@ -589,7 +653,7 @@ impl Store {
         sqlx::query(
             "UPDATE tickets t SET state = 'matched', table_name = m.table_name, updated_at = $3 \
              FROM UNNEST($1::uuid[], $2::text[]) AS m(claim_id, table_name) \
-             WHERE t.claim_id = m.claim_id AND t.state = 'searching'",
+             WHERE t.claim_id = ANY($1) AND t.claim_id = m.claim_id AND t.state = 'searching'",
         )
         .bind(&claims)
         .bind(&tables)

@@ -77,8 +77,22 @@ async fn four_guests_with_the_same_rules_share_one_table_and_play_a_hand() {
 
     // Same rules written three ways: empty preset, `classic`, the seed number.
     let spellings = ["", "classic", "000", "classic"];
-    let mut tickets = Vec::new();
+    let mut tickets: Vec<pb::Ticket> = Vec::new();
     for (g, preset) in guests.iter().zip(spellings) {
+        if tickets.len() == 3 {
+            // Three searching with the same rules: the first one has found three players.
+            let first = w
+                .api
+                .get_ticket(guests[0].req(pb::GetTicketRequest {
+                    name: tickets[0].name.clone(),
+                }))
+                .await
+                .unwrap()
+                .into_inner()
+                .ticket
+                .unwrap();
+            assert_eq!(first.players_found, 3, "{first:?}");
+        }
         tickets.push(find(&mut w.api, g, one_hand(preset), false).await.unwrap());
     }
     let fourth = Instant::now();

@@ -248,3 +248,114 @@ async fn a_replica_killed_mid_formation_and_a_flushed_redis_lose_nothing() {
     drop((r1, r2));
     backends.stop().await;
 }
+
+/// The claim as two replicas see it, on the store itself (no matcher runs): a group with a
+/// ticket another replica's transaction holds is left out and said to be lost, the groups
+/// without one are claimed, and once the other transaction ends the left-out group is claimed
+/// whole by the next try. No ticket is in two claims.
+#[tokio::test]
+async fn a_claim_leaves_out_a_group_whose_ticket_another_replica_holds() {
+    use matchmaking::domain::{BotLevel, NEW_PLAYER_RATING, Occupant, RatingWindows};
+    use matchmaking::store::{NewTicket, Store};
+
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let backends = Backends::start(&infra).await;
+    let settings = backends.matchmaking_settings(&[]);
+    // Building the replica migrates its database; it is never run, so nothing else claims.
+    let _app = matchmaking::startup::Application::build(&settings)
+        .await
+        .expect("matchmaking builds");
+    let pool = PgPool::connect(settings.database.url.expose())
+        .await
+        .expect("the matchmaking database");
+    let store = Store::new(pool.clone());
+    let rules = okey_rules::Preset::Classic.rules();
+    let now = chrono::Utc::now();
+    let mut tickets = Vec::new();
+    for i in 0..8 {
+        let ticket = store
+            .open_ticket(&NewTicket {
+                player_id: ::uuid::Uuid::new_v4(),
+                request_id: format!("r{i}"),
+                rules: rules.clone(),
+                allow_bots: false,
+                bot_level: BotLevel::Default,
+                rating: NEW_PLAYER_RATING,
+                now: now + Duration::from_millis(i),
+                expires_at: now + Duration::from_secs(3600),
+            })
+            .await
+            .expect("a ticket opens");
+        tickets.push(ticket);
+    }
+    let key = tickets[0].rules_key.clone();
+    let windows = RatingWindows::parse("0:any").unwrap();
+    let lease = now + Duration::from_secs(10);
+
+    // Another replica's claim holds the second-longest waiting ticket, of the first group.
+    let mut other = pool.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM tickets WHERE ticket_id = $1 FOR UPDATE")
+        .bind(tickets[1].ticket_id)
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    let first = store
+        .claim_groups(&key, 16, now, lease, &windows)
+        .await
+        .unwrap();
+    assert!(first.lost, "the held group is reported lost");
+    assert_eq!(first.claims.len(), 1, "only the free group is claimed");
+    let seated = |claims: &[matchmaking::store::Claim]| -> BTreeSet<String> {
+        claims
+            .iter()
+            .flat_map(|c| c.seats.iter())
+            .filter_map(|s| match s {
+                Occupant::Player(p) => Some(p.clone()),
+                Occupant::Bot(_) => None,
+            })
+            .collect()
+    };
+    let players = |tickets: &[matchmaking::domain::Ticket]| -> BTreeSet<String> {
+        tickets
+            .iter()
+            .map(|t| format!("players/{}", t.player_id))
+            .collect()
+    };
+    assert_eq!(
+        seated(&first.claims),
+        players(&tickets[4..]),
+        "the group of the four later tickets"
+    );
+
+    other.rollback().await.unwrap();
+    let second = store
+        .claim_groups(&key, 16, now, lease, &windows)
+        .await
+        .unwrap();
+    assert!(!second.lost);
+    assert_eq!(
+        second.claims.len(),
+        1,
+        "the first group, whole, once nobody holds it"
+    );
+    assert_eq!(seated(&second.claims), players(&tickets[..4]));
+    let third = store
+        .claim_groups(&key, 16, now, lease, &windows)
+        .await
+        .unwrap();
+    assert!(
+        third.claims.is_empty() && !third.lost,
+        "nobody is left to claim"
+    );
+    let claimed: i64 = sqlx::query_scalar(
+        "SELECT count(DISTINCT ticket_id) FROM tickets WHERE claim_id IS NOT NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(claimed, 8);
+
+    backends.stop().await;
+}

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use e2e::platform::{Layout, Platform};
 use e2e::player::{Apis, Guest, analyst_token, choose, find_table, transient, uuid, with_token};
 use okey_load::{Pauses, arg, cpu_seconds, flag, percentile};
-use okey_platform::testing::TestInfra;
+use okey_platform::testing::{TestInfra, machine_cpu};
 use okey_proto::v1 as pb;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
@@ -273,22 +273,6 @@ fn rss_mib(pid: u32) -> f64 {
 /// Open file descriptors of a process.
 fn fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
-}
-
-/// The machine's (busy, total) CPU time in seconds, from `/proc/stat`.
-fn machine_cpu() -> (f64, f64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let fields: Vec<f64> = stat
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    let total: f64 = fields.iter().sum();
-    let idle = fields.get(3).copied().unwrap_or(0.0) + fields.get(4).copied().unwrap_or(0.0);
-    ((total - idle) / 100.0, total / 100.0)
 }
 
 fn list_arg(name: &str, default: &[u64]) -> Vec<u64> {
