@@ -111,16 +111,19 @@ struct Created {
     busy_cores: f64,
 }
 
-/// The machine's busy CPU time since `from` (a [`machine_cpu`]) per `n` things (ms), and the
-/// cores it kept busy.
-fn cpu_since(from: (f64, f64), n: usize) -> (f64, f64) {
+/// The machine's busy CPU time since `from` (a [`machine_cpu`]), in seconds, and the cores it
+/// kept busy meanwhile.
+fn busy_since(from: (f64, f64)) -> (f64, f64) {
     let (busy, total) = machine_cpu();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
     let busy = busy - from.0;
-    (
-        busy * 1000.0 / n as f64,
-        busy / (total - from.1).max(f64::EPSILON) * cores,
-    )
+    (busy, busy / (total - from.1).max(f64::EPSILON) * cores)
+}
+
+/// [`busy_since`] per table made, in ms, and the busy cores.
+fn cpu_per_table(from: (f64, f64), tables: usize) -> (f64, f64) {
+    let (busy, cores) = busy_since(from);
+    (busy * 1000.0 / tables as f64, cores)
 }
 
 /// Creates `n` quick-play tables of four players through `tables`, [`CREATING_AT_ONCE`] at a
@@ -163,7 +166,7 @@ async fn create_tables(tables: &Tables, rules: &RuleSet, n: usize, label: &'stat
         latencies.push(t.await.expect("a CreateTable task"));
     }
     let elapsed = start.elapsed();
-    let (cpu_per_table, busy_cores) = cpu_since(cpu, n);
+    let (cpu_per_table, busy_cores) = cpu_per_table(cpu, n);
     shown.abort();
     latencies.sort();
     Created {
@@ -183,7 +186,7 @@ async fn settle(before: &str) -> f64 {
     loop {
         let cpu = machine_cpu();
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let (_, busy) = cpu_since(cpu, 1);
+        let (_, busy) = busy_since(cpu);
         if busy < 0.5 || start.elapsed() > Duration::from_secs(60) {
             return start.elapsed().as_secs_f64();
         }
@@ -394,7 +397,7 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let matching = started.elapsed();
-    let (matching_cpu, matching_cores) = cpu_since(cpu, n_tables);
+    let (matching_cpu, matching_cores) = cpu_per_table(cpu, n_tables);
     let matching_rate = n_tables as f64 / matching.as_secs_f64();
     assert_eq!(
         count("SELECT count(*) FROM tickets WHERE state = 'matched'").await,
@@ -430,7 +433,7 @@ async fn main() {
         }
     }
     latencies.sort();
-    let (_, latency_cores) = cpu_since(cpu, 1);
+    let (_, latency_cores) = busy_since(cpu);
 
     let create_rate = (before.per_sec + after.per_sec) / 2.0;
     let mut create_latencies: Vec<Duration> = before

@@ -1,8 +1,8 @@
 //! The matcher: what every replica runs, every `matchmaking.tick_ms` (at most 250 ms) and at once
 //! when it opens a ticket (then for that ticket's queue only). Each run takes over the claims of
 //! replicas that died, forms every full group of four, fills the due tickets that allow bots,
-//! expires the rest and closes expired rooms. Every step is a claim or an update in PostgreSQL that is safe to run on any number of
-//! replicas at the same moment (see `store`).
+//! expires the rest and closes expired rooms. Every step is a claim or an update in PostgreSQL
+//! that is safe to run on any number of replicas at the same moment (see `store`).
 //!
 //! **A pipeline**, so that forming a table costs little more than the table service's CreateTable:
 //! claiming, creating and recording overlap instead of following one another. A run claims groups
@@ -143,8 +143,8 @@ impl Matcher {
     }
 
     /// One run of every step; the claims go to `queue`, to be made tables. Groups are formed in
-    /// `queues`, or in every queue with four free tickets (on a tick: which queues those are is a
-    /// scan of the searching tickets, and the tickets just opened name theirs).
+    /// `queues` (the queues of the tickets just opened), or, on a tick, in every queue with four
+    /// free tickets ([`Store::full_queues`]).
     async fn once(
         &self,
         queue: &mpsc::Sender<Claim>,

@@ -636,6 +636,8 @@ impl Store {
         made.dedup_by_key(|(claim, _)| *claim);
         let (claims, tables): (Vec<Uuid>, Vec<String>) = made.into_iter().unzip();
         let mut tx = self.pool.begin().await?;
+        // `= ANY($1)` beside the join: the rows are found by key, not through a partial index
+        // that holds every claim not vacuumed yet.
         let finished: Vec<(Option<Uuid>, String)> = sqlx::query_as(
             "UPDATE claims c SET table_name = m.table_name \
              FROM UNNEST($1::uuid[], $2::text[]) AS m(claim_id, table_name) \
