@@ -6,8 +6,9 @@
 
 pub mod client;
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use okey_bots::{Bot, Easy};
@@ -51,6 +52,19 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     // utime and stime are fields 14 and 15 of the line (11 and 12 after the name and state);
     // Linux counts them in USER_HZ, 100 per second.
     (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Resident memory of a process in bytes (`VmRSS` of `/proc/{pid}/status`; 0 when unknown).
+pub fn rss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 /// The `p` quantile (0..=1) of sorted values (zero when there are none).
@@ -120,6 +134,32 @@ pub async fn think_then_play(pauses: &mut Pauses, phase: &mut Phase) -> Option<u
     }
 }
 
+/// The players' update streams of a run that opens them (`TablePlay::watched`), shared by every
+/// table: what arrived, and how long each move took to reach the other players.
+pub struct Watched {
+    /// Updates received while playing.
+    pub updates: AtomicU64,
+    /// Every table waits here once seated, before its players open their streams, so the bench
+    /// can measure the service between the two (memory per table, then per stream). The bench
+    /// waits too: make it for the number of tables plus one.
+    pub seated: tokio::sync::Barrier,
+    /// Move → another player's stream: for the first event of each command, the time from the
+    /// moment its SubmitCommand was sent to the moment each of the other three players' streams
+    /// received it, with the round it was sent in.
+    pub delivered: Mutex<Vec<(usize, Duration)>>,
+}
+
+impl Watched {
+    /// For a run of `tables` tables.
+    pub fn new(tables: usize) -> Watched {
+        Watched {
+            updates: AtomicU64::new(0),
+            seated: tokio::sync::Barrier::new(tables + 1),
+            delivered: Mutex::new(Vec::new()),
+        }
+    }
+}
+
 /// How one table plays.
 #[derive(Clone)]
 pub struct TablePlay {
@@ -130,11 +170,23 @@ pub struct TablePlay {
     /// Every table waits here once seated, so play starts everywhere at once.
     pub start: Arc<tokio::sync::Barrier>,
     pub phase: Phase,
-    /// With `Some`, each player also follows the table on its update stream, counted here.
-    pub watched: Option<Arc<AtomicU64>>,
+    /// With `Some`, each player also follows the table on its update stream (see [`Watched`]).
+    pub watched: Option<Arc<Watched>>,
     /// Views without `min_version`: every one checked against the store.
     pub latest_views: bool,
+    /// With `Some`, a table sits down only with a permit from here: a bench of thousands of
+    /// tables seats them a few at a time, so what the service holds afterwards is what the
+    /// tables cost, not the high-water mark of thousands of calls at once.
+    pub seating: Option<Arc<tokio::sync::Semaphore>>,
 }
+
+/// Commands sent at one table and not yet seen on every other player's stream: by the version of
+/// their first event, when each was sent, by which seat, in which round.
+type Sent = Arc<Mutex<BTreeMap<u64, (Instant, usize, usize)>>>;
+
+/// Commands a table remembers for its streams; older ones are forgotten (a stream that far
+/// behind measures nothing more for them).
+const SENT_KEPT: u64 = 64;
 
 /// One table: four clients sit down, wait for every table to be ready (`start`), then play hand
 /// after hand (a match of 1,000 hands) while `phase` says so; returns each command's round and
@@ -147,11 +199,20 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
         mut phase,
         watched,
         latest_views,
+        seating,
     } = play;
+    let permit = match &seating {
+        Some(seating) => Some(seating.acquire().await.expect("never closed")),
+        None => None,
+    };
     let (table, mut clients) = seated_table(channel, &settings, 1000).await;
+    drop(permit);
+    let sent: Sent = Arc::default();
+    let mut streams = Vec::new();
     if let Some(watched) = &watched {
+        watched.seated.wait().await;
         // Each player also follows the table on its update stream, as the app does.
-        for c in &mut clients {
+        for (seat, c) in clients.iter_mut().enumerate() {
             let mut stream = c
                 .api
                 .watch_table(c.req(pb::WatchTableRequest {
@@ -161,15 +222,37 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
                 .await
                 .expect("the update stream opens")
                 .into_inner();
-            let (watched, phase) = (watched.clone(), phase.clone());
-            tokio::spawn(async move {
-                while let Ok(Some(_)) = stream.message().await {
-                    if *phase.borrow() == STOPPED {
+            let (watched, phase, sent) = (watched.clone(), phase.clone(), sent.clone());
+            streams.push(tokio::spawn(async move {
+                while let Ok(Some(message)) = stream.message().await {
+                    let round = *phase.borrow();
+                    if round == STOPPED {
                         break;
                     }
-                    watched.fetch_add(1, Ordering::Relaxed);
+                    if round == PAUSED {
+                        continue;
+                    }
+                    watched.updates.fetch_add(1, Ordering::Relaxed);
+                    let Some(update) = message.update else {
+                        continue;
+                    };
+                    if !matches!(update.kind, Some(pb::table_update::Kind::Event(_))) {
+                        continue;
+                    }
+                    let version = update.version as u64;
+                    let seen = sent.lock().expect("sent lock").get(&version).copied();
+                    if let Some((at, by, round)) = seen
+                        && by != seat
+                    {
+                        let latency = at.elapsed();
+                        watched
+                            .delivered
+                            .lock()
+                            .expect("delivered lock")
+                            .push((round, latency));
+                    }
                 }
-            });
+            }));
         }
     }
     start.wait().await;
@@ -189,6 +272,12 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
             break;
         };
         let started = Instant::now();
+        if watched.is_some() {
+            let first = view.version as u64 + 1;
+            let mut sent = sent.lock().expect("sent lock");
+            sent.insert(first, (started, turn, round));
+            sent.retain(|v, _| v + SENT_KEPT > first);
+        }
         let r = clients[turn]
             .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)
             .await
@@ -209,6 +298,10 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
                 .unwrap()
         };
         turn = next;
+    }
+    // The players close their streams as they leave.
+    for stream in streams {
+        stream.abort();
     }
     latencies
 }

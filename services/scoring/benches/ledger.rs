@@ -178,6 +178,7 @@ async fn keeping_up(infra: &TestInfra, tables: usize, seconds: u64) -> Vec<Strin
             phase: phase_rx.clone(),
             watched: None,
             latest_views: false,
+            seating: None,
         };
         tasks.push(tokio::spawn(table_loop(
             play,

@@ -17,8 +17,10 @@
 //! memory answers without a store check. `--latest-views` reads without it: every view is
 //! checked against the store, as a call without `min_version` is.
 //!
-//! `--watch` also opens every player's `WatchTable` update stream (as the app does) and counts
-//! what arrives. By default every bot answers at once (a closed loop: the service is saturated, and what is
+//! `--watch` also opens every player's `WatchTable` update stream (as the app does), counts
+//! what arrives and measures each move's way to the other players: from the moment its
+//! SubmitCommand is sent to the moment each other player's stream receives its first event
+//! (`move -> other players' streams`). By default every bot answers at once (a closed loop: the service is saturated, and what is
 //! measured is its throughput). `--think-ms N` makes each bot think about N ms before each
 //! command, as players do, so the latency is measured at a load the machine carries: each pause
 //! is drawn between half and one and a half of N, so the tables are not in step (with the same
@@ -34,6 +36,14 @@
 //! run (other load, the disk) shows as spread between rounds instead of biasing one figure; the
 //! median and range are printed with the totals.
 //!
+//! The service's memory (RSS) is printed with no table, with every table seated, with every
+//! stream open (`--watch`; the tables wait for the bench between the two) and after play, each
+//! difference per table or per stream. `--idle-secs N` sets the service's `live.idle_table_secs`
+//! and, once every player has left, waits for the idle eviction and prints the memory again.
+//! With `--think-ms`, a last line says whether the human-pace goals held (SubmitCommand p99 under
+//! 20 ms, and with `--watch` a move reaching the other players' streams under 50 ms at p99),
+//! with the tables per core.
+//!
 //! The run's database and JetStream stream are dropped at the end (`--keep` keeps them).
 //!
 //! `deploy/infra.sh up`, then `cargo bench -p table --bench load -- --tables 100 --seconds 20`
@@ -48,7 +58,8 @@ use std::time::{Duration, Instant};
 
 use common::{Running, settings_from_env, spawn_app, spawn_binary};
 use okey_load::{
-    PAUSED, Pauses, STOPPED, TablePlay, arg, connect, cpu_seconds, flag, percentile, table_loop,
+    PAUSED, Pauses, STOPPED, TablePlay, Watched, arg, connect, cpu_seconds, flag, percentile,
+    rss_bytes, table_loop,
 };
 use okey_platform::testing::TestInfra;
 use okey_platform::{ServiceKind, Settings};
@@ -124,7 +135,8 @@ async fn main() {
     let seconds = arg("--seconds", 15);
     let rounds = arg("--rounds", 1).max(1) as usize;
     let think = Duration::from_millis(arg("--think-ms", 0));
-    let watched = flag("--watch").then(|| Arc::new(AtomicU64::new(0)));
+    let watched = flag("--watch").then(|| Arc::new(Watched::new(tables)));
+    let idle_secs = flag("--idle-secs").then(|| arg("--idle-secs", 10).max(1));
     let latest_views = flag("--latest-views");
     let Some(infra) = TestInfra::from_env() else {
         eprintln!("start the infrastructure first: deploy/infra.sh up");
@@ -149,6 +161,15 @@ async fn main() {
         commit_groups.to_string(),
     ));
     env.push(("OKEY_TELEMETRY__LOG_FILTER".into(), "warn".into()));
+    if let Some(idle) = idle_secs {
+        env.push(("OKEY_LIVE__IDLE_TABLE_SECS".into(), idle.to_string()));
+        // The service says how many tables its idle eviction dropped.
+        env.retain(|(k, _)| k != "OKEY_TELEMETRY__LOG_FILTER");
+        env.push((
+            "OKEY_TELEMETRY__LOG_FILTER".into(),
+            "warn,table::startup=info".into(),
+        ));
+    }
     let in_process = flag("--in-process");
     let (app, child, port, settings) = if in_process {
         let settings = Settings::from_sources(ServiceKind::Table, None, env).unwrap();
@@ -162,9 +183,9 @@ async fn main() {
         let settings = settings_from_env(&env);
         (None, Some(Running(spawn_binary(&env))), port, settings)
     };
-    // A few HTTP/2 connections, shared by the tables' clients.
+    // A few HTTP/2 connections, shared by the tables' clients: four, or one per 100 tables.
     let mut channels = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..tables.div_ceil(100).max(4) {
         channels.push(connect(port).await);
     }
 
@@ -197,8 +218,15 @@ async fn main() {
     .await
     .unwrap();
 
+    // The service's memory before any table (its pools and runtime), then once every table is
+    // seated (and dealt), then with every player's stream open.
+    let service_pid = child.as_ref().map(|c| c.0.id());
+    let rss = || service_pid.map_or(0, rss_bytes);
+    let rss_empty = rss();
     let (phase, phase_rx) = tokio::sync::watch::channel(PAUSED);
     let start = Arc::new(tokio::sync::Barrier::new(tables + 1));
+    // Tables sit down 32 at a time (see `TablePlay::seating`).
+    let seating = Arc::new(tokio::sync::Semaphore::new(32));
     let mut tasks = Vec::new();
     for i in 0..tables {
         let play = TablePlay {
@@ -208,38 +236,70 @@ async fn main() {
             phase: phase_rx.clone(),
             watched: watched.clone(),
             latest_views,
+            seating: Some(seating.clone()),
         };
         tasks.push(tokio::spawn(table_loop(play, Pauses::new(think, i as u64))));
     }
-    // Every table is seated and dealt: measure from here.
-    tokio::time::timeout(Duration::from_secs(120), start.wait())
+    // Every table is seated and dealt (and with `--watch`, every stream open): measure from here.
+    let seat_within = Duration::from_secs(120 + tables as u64 / 20);
+    let rss_seated = match &watched {
+        Some(watched) => {
+            tokio::time::timeout(seat_within, watched.seated.wait())
+                .await
+                .expect("every table is seated in time");
+            // Let the last appends' work settle (outbox, deadlines) before reading memory.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            rss()
+        }
+        None => 0,
+    };
+    tokio::time::timeout(seat_within, start.wait())
         .await
-        .expect("every table is seated within 2 minutes");
-    let service_pid = child.as_ref().map(|c| c.0.id());
+        .expect("every table is seated (and its streams open) in time");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_ready = rss();
+    let rss_seated = if watched.is_some() {
+        rss_seated
+    } else {
+        rss_ready
+    };
     let raw_seconds = seconds.min(10);
     let progress = rounds > 1;
     let mut played = Duration::ZERO;
     let mut watched_during = 0;
     let mut cpu = (0.0, 0.0);
+    let mut machine_busy = 0.0;
+    // In-process, the bench also sees how many tables the service holds.
+    let held = || app.as_ref().map(|a| a.tables.cached_tables());
+    let (mut rss_played, mut held_played) = (0, None);
     let mut backlog_seen = Vec::new();
     let mut raw_rates = Vec::new();
     let mut raw_latencies = Vec::new();
     for round in 1..=rounds {
         // Play.
-        let watched_before = watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed));
+        let watched_before = watched
+            .as_ref()
+            .map_or(0, |w| w.updates.load(Ordering::Relaxed));
         let cpu_before = (
             service_pid.map_or(0.0, cpu_seconds),
             cpu_seconds(std::process::id()),
         );
+        let machine_before = okey_platform::testing::machine_cpu();
         let started = Instant::now();
         phase.send_replace(round);
         tokio::time::sleep(Duration::from_secs(seconds)).await;
         phase.send_replace(PAUSED);
+        if round == rounds {
+            (rss_played, held_played) = (rss(), held());
+        }
         played += started.elapsed();
-        watched_during +=
-            watched.as_ref().map_or(0, |w| w.load(Ordering::Relaxed)) - watched_before;
+        watched_during += watched
+            .as_ref()
+            .map_or(0, |w| w.updates.load(Ordering::Relaxed))
+            - watched_before;
         cpu.0 += service_pid.map_or(0.0, cpu_seconds) - cpu_before.0;
         cpu.1 += cpu_seconds(std::process::id()) - cpu_before.1;
+        machine_busy += okey_platform::testing::machine_cpu().0 - machine_before.0;
         // Let the commands in flight finish and JetStream publishing catch up, so the raw
         // inserts have the machine to themselves.
         backlog_seen.push(drain_outbox(&pool).await);
@@ -260,6 +320,25 @@ async fn main() {
             latencies.push(latency);
         }
     }
+    // Every player has left (streams closed): with `--idle-secs`, wait for the service's idle
+    // eviction (it checks every `idle` seconds, at most every minute) and read its memory again.
+    let rss_evicted = if let Some(idle) = idle_secs {
+        let wait = 2 * idle.min(60) + 2;
+        eprintln!("waiting {wait} s for the idle tables to leave the service's memory");
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+        Some((rss(), held()))
+    } else {
+        None
+    };
+    let mut delivered: Vec<Duration> = watched.as_ref().map_or(Vec::new(), |w| {
+        w.delivered
+            .lock()
+            .expect("delivered lock")
+            .iter()
+            .map(|(_, d)| *d)
+            .collect()
+    });
+    delivered.sort();
     latencies.sort();
     raw_latencies.sort();
     let commands = latencies.len();
@@ -292,6 +371,11 @@ async fn main() {
         );
     }
     let wall = played.as_secs_f64();
+    println!(
+        "machine while playing: {:.2} of {} cores busy",
+        machine_busy / wall,
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     if in_process {
         println!(
             "CPU while playing: service and bot clients (one process) {:.1} s ({:.0}% of a core)",
@@ -313,6 +397,71 @@ async fn main() {
         percentile(&latencies, 0.99).as_secs_f64() * 1e3,
         latencies.last().copied().unwrap_or_default().as_secs_f64() * 1e3
     );
+    if watched.is_some() {
+        println!(
+            "move -> other players' streams: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms ({} deliveries)",
+            percentile(&delivered, 0.50).as_secs_f64() * 1e3,
+            percentile(&delivered, 0.99).as_secs_f64() * 1e3,
+            delivered.last().copied().unwrap_or_default().as_secs_f64() * 1e3,
+            delivered.len()
+        );
+    }
+    if service_pid.is_some() {
+        let mb = |bytes: u64| bytes as f64 / (1 << 20) as f64;
+        let per = |more: u64, less: u64, n: usize| {
+            more.saturating_sub(less) as f64 / n.max(1) as f64 / 1024.0
+        };
+        println!(
+            "service memory (RSS): {:.1} MB with no table, {:.1} MB with {tables} seated ({:.1} KB a table){}, {:.1} MB after play",
+            mb(rss_empty),
+            mb(rss_seated),
+            per(rss_seated, rss_empty, tables),
+            if watched.is_some() {
+                format!(
+                    ", {:.1} MB with their {} streams open ({:.1} KB a stream)",
+                    mb(rss_ready),
+                    tables * 4,
+                    per(rss_ready, rss_seated, tables * 4)
+                )
+            } else {
+                String::new()
+            },
+            mb(rss_played)
+        );
+        if let Some((evicted, _)) = rss_evicted {
+            println!(
+                "service memory after every player left and the idle eviction ran: {:.1} MB ({:.1} KB a table above no table)",
+                mb(evicted),
+                per(evicted, rss_empty, tables)
+            );
+        }
+    }
+    if let Some(played) = held_played {
+        println!(
+            "tables held in the service's memory: {played} after play{}",
+            match rss_evicted {
+                Some((_, Some(evicted))) => format!(", {evicted} after the idle eviction"),
+                _ => String::new(),
+            }
+        );
+    }
+    if !think.is_zero() {
+        // The human-pace goals of the table service's load (issue 23).
+        let submit_p99 = percentile(&latencies, 0.99);
+        let delivered_p99 = percentile(&delivered, 0.99);
+        let met = submit_p99 < Duration::from_millis(20)
+            && (watched.is_none() || delivered_p99 < Duration::from_millis(50));
+        println!(
+            "paced goals (SubmitCommand p99 < 20 ms{}): {} at {tables} tables, {:.0} tables a core",
+            if watched.is_some() {
+                ", move -> streams p99 < 50 ms"
+            } else {
+                ""
+            },
+            if met { "met" } else { "missed" },
+            tables as f64 / std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+        );
+    }
     println!(
         "JetStream: {unpublished} outbox rows when play stopped (unpublished, or acked and deleted within 100 ms); {} left after {:.0} ms",
         left,

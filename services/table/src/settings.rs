@@ -49,9 +49,14 @@ pub struct LiveSettings {
     pub max_cached_tables: u64,
     /// Most WatchTable plus WatchChat streams one caller may hold open on one process.
     pub max_streams_per_caller: u64,
-    /// How often a quiet WatchTable stream reads the event store, in case a wake-up from
-    /// another replica was missed.
+    /// How often the event store is read for a table whose WatchTable streams are quiet, in
+    /// case a wake-up from another replica was missed (one read for all of the table's streams
+    /// on this process).
     pub stream_recheck_ms: u64,
+    /// A table nobody asked about for this long (and no call is using) leaves memory, with its
+    /// update feed unless a stream still follows it; a later call folds it from the store again.
+    /// Checked every minute, or every `idle_table_secs` when that is shorter.
+    pub idle_table_secs: u64,
 }
 
 /// The event store's group commit.
@@ -82,6 +87,7 @@ chat_sweep_interval_ms = 60000
 max_cached_tables = 10000
 max_streams_per_caller = 8
 stream_recheck_ms = 1000
+idle_table_secs = 1800
 
 [database]
 commit_groups = 2
@@ -100,6 +106,7 @@ commit_groups = 2
             ("live.max_cached_tables", live.max_cached_tables),
             ("live.max_streams_per_caller", live.max_streams_per_caller),
             ("live.stream_recheck_ms", live.stream_recheck_ms),
+            ("live.idle_table_secs", live.idle_table_secs),
             (
                 "database.commit_groups",
                 u64::from(self.database.commit_groups),

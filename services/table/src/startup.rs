@@ -21,7 +21,7 @@ use crate::grpc::{MAX_MESSAGE_BYTES, REPLAY_PAGE, TableApi, replay_page};
 use crate::live::Live;
 use crate::outbox::{self, Outbox, Subjects};
 use crate::presence::Presences;
-use crate::service::{IDLE_TABLE, Tables};
+use crate::service::Tables;
 use crate::settings::TableSettings;
 use crate::store::Store;
 
@@ -148,11 +148,12 @@ impl Application {
         .map_err(StartupError::Publisher)?;
         let idle = {
             let tables = tables.clone();
+            let idle = Duration::from_secs(own.live.idle_table_secs);
             async move {
-                let mut every = tokio::time::interval(Duration::from_secs(60));
+                let mut every = tokio::time::interval(idle.min(Duration::from_secs(60)));
                 loop {
                     every.tick().await;
-                    let evicted = tables.evict_idle(IDLE_TABLE);
+                    let evicted = tables.evict_idle(idle);
                     if evicted > 0 {
                         tracing::info!(evicted, "idle tables left memory");
                     }

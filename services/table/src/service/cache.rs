@@ -15,9 +15,6 @@ use crate::store::Recorded;
 /// Most tables held in memory unless set otherwise (`live.max_cached_tables`).
 pub const DEFAULT_MAX_CACHED: usize = 10_000;
 
-/// A table nobody asked about for this long leaves memory ([`Tables::evict_idle`]).
-pub const IDLE_TABLE: Duration = Duration::from_secs(30 * 60);
-
 /// A table's slot: its state folded so far (none before the first fold) and when it was created.
 pub(super) struct Entry {
     pub(super) table: Option<Table>,

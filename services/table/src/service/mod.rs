@@ -27,7 +27,7 @@ use crate::domain::{Table, TableError, TableEvent};
 use crate::outbox::Outbox;
 use crate::store::Store;
 
-pub use cache::{DEFAULT_MAX_CACHED, IDLE_TABLE};
+pub use cache::DEFAULT_MAX_CACHED;
 pub use history::{HandHistory, HistoryEvent, HistoryPage};
 pub use read::{Freshness, Outcome, PhaseName, Summary};
 pub use submit::Submission;
@@ -121,7 +121,8 @@ pub struct Tables {
     observer: Option<Arc<dyn AppendObserver>>,
     /// Most tables held in memory (`live.max_cached_tables`).
     max_cached: usize,
-    /// How often a quiet update stream reads the store (`live.stream_recheck_ms`).
+    /// How often the store is read for a table whose update streams are quiet
+    /// (`live.stream_recheck_ms`).
     recheck: Duration,
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use okey_rules::Seat;
 use sqlx::types::Uuid;
@@ -53,13 +53,7 @@ impl Sighted for Sightings {
         };
         let existing = feeds.lock().expect("feeds lock").get(&table_id).cloned();
         if let Some(feed) = existing {
-            feed.version.send_if_modified(|v| {
-                let newer = version > *v;
-                if newer {
-                    *v = version;
-                }
-                newer
-            });
+            feed.heard(version);
         }
     }
 }
@@ -75,9 +69,45 @@ const RECENT: usize = 128;
 pub(super) struct Feed {
     pub(super) version: watch::Sender<u64>,
     recent: Mutex<VecDeque<Recorded>>,
+    /// When a quiet stream of this table last read the store in case a wake-up was missed: the
+    /// table's other streams count it as their own recheck (see [`Feed::recheck_due`]).
+    rechecked: Mutex<Option<Instant>>,
 }
 
 impl Feed {
+    pub(super) fn new() -> Feed {
+        Feed {
+            version: watch::channel(0).0,
+            recent: Mutex::default(),
+            rechecked: Mutex::new(None),
+        }
+    }
+
+    /// Whether a quiet stream of this table should read the store now, in case a wake-up was
+    /// missed: not when another stream of the table did within `recheck` (what it found woke
+    /// every stream, [`Feed::heard`]). True claims the recheck for the caller.
+    fn recheck_due(&self, recheck: Duration) -> bool {
+        let mut rechecked = self.rechecked.lock().expect("feed lock");
+        let now = Instant::now();
+        if rechecked.is_some_and(|at| now.duration_since(at) < recheck) {
+            return false;
+        }
+        *rechecked = Some(now);
+        true
+    }
+
+    /// The store holds `version`: wakes the table's streams if this process had not heard of it
+    /// (a wake-up was missed), so each reads on.
+    fn heard(&self, version: u64) {
+        self.version.send_if_modified(|v| {
+            let newer = version > *v;
+            if newer {
+                *v = version;
+            }
+            newer
+        });
+    }
+
     /// Remembers events this process just appended (under the table's lock, so in order).
     pub(super) fn remember(&self, stored: &[Recorded]) {
         let mut recent = self.recent.lock().expect("feed lock");
@@ -119,12 +149,7 @@ impl Tables {
             .lock()
             .expect("feeds lock")
             .entry(table_id)
-            .or_insert_with(|| {
-                Arc::new(Feed {
-                    version: watch::channel(0).0,
-                    recent: Mutex::default(),
-                })
-            })
+            .or_insert_with(|| Arc::new(Feed::new()))
             .clone()
     }
 
@@ -208,8 +233,14 @@ impl Tables {
                 let remembered = if read_store { None } else { feed.after(sent) };
                 let events = match remembered {
                     Some(events) => events,
-                    None => match tables.store.load_after(table_id, sent, PAGE).await {
-                        Ok(events) => events,
+                    // Read with other streams' reads in one statement (the store groups them).
+                    None => match tables.store.latest(table_id, sent, PAGE).await {
+                        Ok(events) => {
+                            if let Some(last) = events.last() {
+                                feed.heard(last.version);
+                            }
+                            events
+                        }
                         Err(e) => {
                             let _ = tx.send(Err(e.into())).await;
                             return;
@@ -255,7 +286,7 @@ impl Tables {
                             unread += tick;
                             if unread >= recheck {
                                 unread = Duration::ZERO;
-                                read_store = true;
+                                read_store = feed.recheck_due(recheck);
                             }
                             quiet += tick;
                             if quiet >= HEARTBEAT {
@@ -295,10 +326,7 @@ mod tests {
     }
 
     pub(super) fn feed() -> Feed {
-        Feed {
-            version: watch::channel(0).0,
-            recent: Mutex::default(),
-        }
+        Feed::new()
     }
 
     fn versions(events: Option<Vec<Recorded>>) -> Option<Vec<u64>> {

@@ -88,9 +88,11 @@ pub async fn spawn_app(settings: Settings) -> TestApp {
 
 /// Starts the service binary with `env` on `port`.
 pub fn spawn_binary(env: &[(String, String)]) -> Child {
-    Process::new(BINARY)
-        .envs(env.iter().cloned())
+    // `OKEY_TABLE_BINARY` runs another build of the service (the A/B script's other revision).
+    let binary = std::env::var("OKEY_TABLE_BINARY").unwrap_or_else(|_| BINARY.to_owned());
+    Process::new(binary)
         .env("OKEY_TELEMETRY__LOG_FILTER", "warn")
+        .envs(env.iter().cloned())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
