@@ -49,9 +49,9 @@ pub struct LiveSettings {
     pub max_cached_tables: u64,
     /// Most WatchTable plus WatchChat streams one caller may hold open on one process.
     pub max_streams_per_caller: u64,
-    /// How often the event store is read for a table whose WatchTable streams are quiet, in
-    /// case a wake-up from another replica was missed (one read for all of the table's streams
-    /// on this process).
+    /// How often each process checks the event store for every table its WatchTable streams
+    /// follow, in case a wake-up from another replica was missed (one statement for all of
+    /// them; a table found ahead wakes its streams).
     pub stream_recheck_ms: u64,
     /// A table nobody asked about for this long (and no call is using) leaves memory, with its
     /// update feed unless a stream still follows it; a later call folds it from the store again.

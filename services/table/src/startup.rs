@@ -162,6 +162,7 @@ impl Application {
         };
         let tasks = vec![
             tokio::spawn(idle),
+            tokio::spawn(tables.clone().run_rechecks()),
             tokio::spawn(live.run(tables.clone(), live_tasks)),
             tokio::spawn(chat.clone().run_retention()),
         ];

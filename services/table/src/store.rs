@@ -272,6 +272,23 @@ impl Store {
         load_after(&self.pool, table_id, after, limit).await
     }
 
+    /// The latest stored version of each of `tables` (0 for a table with no event), in the same
+    /// order: one statement, an index lookup per table.
+    pub async fn latest_versions(&self, tables: &[Uuid]) -> Result<Vec<u64>, sqlx::Error> {
+        let streams: Vec<String> = tables.iter().map(|t| stream_id(*t)).collect();
+        let rows: Vec<(i64, Option<i64>)> = sqlx::query_as(
+            "SELECT q.i, (SELECT max(e.version) FROM events e WHERE e.stream_id = q.s) \
+             FROM UNNEST($1::text[]) WITH ORDINALITY AS q(s, i) ORDER BY q.i",
+        )
+        .bind(&streams)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(_, v)| v.unwrap_or(0) as u64)
+            .collect())
+    }
+
     /// Every event of a table, in version order (a match is a few thousand at most).
     pub async fn load_all(&self, table_id: Uuid) -> Result<Vec<Recorded>, sqlx::Error> {
         const CHUNK: i64 = 1000;

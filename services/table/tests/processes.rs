@@ -295,3 +295,62 @@ async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_
         "B answered from a state it knew was old"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_on_a_process_that_hears_nothing_of_the_other_follows_it_from_the_store() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    // Process B publishes and listens on a NATS prefix of its own: it never hears of A's events,
+    // as when a wake-up is lost. Its check of the store for the tables its streams follow
+    // (every 200 ms here) must bring each of A's commands to B's stream all the same.
+    let base = infra.env_for(ServiceKind::Table, 0);
+    let (pa, pb_) = (free_port(), free_port());
+    let mut env_b = env_on(&base, pb_);
+    let deaf = format!("{}-deaf", settings_from_env(&base).nats.subject_prefix);
+    env_b.retain(|(k, _)| k != "OKEY_NATS__SUBJECT_PREFIX" && k != "OKEY_LIVE__STREAM_RECHECK_MS");
+    env_b.push(("OKEY_NATS__SUBJECT_PREFIX".into(), deaf));
+    env_b.push(("OKEY_LIVE__STREAM_RECHECK_MS".into(), "200".into()));
+    let _processes = [
+        Running(spawn_binary(&env_on(&base, pa))),
+        Running(spawn_binary(&env_b)),
+    ];
+    let settings = settings_from_env(&base);
+    let (ca, cb) = (connect(pa).await, connect(pb_).await);
+    let (table, mut clients) = seated_table(ca, &settings, 1).await;
+    let watcher = Client::new(cb, &settings, &clients[0].id, &["player"]);
+    let version = clients[0].view(&table).await.unwrap().version;
+    let mut stream = watcher
+        .api
+        .clone()
+        .watch_table(watcher.req(pb::WatchTableRequest {
+            table: table.clone(),
+            after_version: version,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut received = fresh();
+    for _ in 0..5 {
+        let n = Cell::new(0);
+        play(&table, &mut clients, &mut received, |_| {
+            n.set(n.get() + 1);
+            n.get() > 1
+        })
+        .await;
+        let target = clients[0].view(&table).await.unwrap().version;
+        loop {
+            // Well within the heartbeat (15 s): the update comes from the store check.
+            let update = tokio::time::timeout(Duration::from_secs(10), stream.message())
+                .await
+                .expect("an update found by B's check of the store")
+                .unwrap()
+                .expect("the stream stays open")
+                .update
+                .unwrap();
+            if update.version >= target {
+                break;
+            }
+        }
+    }
+}

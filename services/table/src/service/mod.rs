@@ -142,7 +142,8 @@ impl Tables {
         }
     }
 
-    /// A quiet update stream reads the store every `recheck` (at least a millisecond).
+    /// The store is checked for the tables streams follow every `recheck` (at least a
+    /// millisecond; see [`Tables::run_rechecks`]).
     pub fn with_stream_recheck(mut self, recheck: Duration) -> Tables {
         self.recheck = recheck.max(Duration::from_millis(1));
         self

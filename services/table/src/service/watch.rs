@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use okey_rules::Seat;
 use sqlx::types::Uuid;
@@ -19,9 +19,12 @@ use crate::store::Recorded;
 /// A quiet update stream gets a heartbeat this often.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
-/// A stream re-reads the store at least this often, in case a wake-up was missed, unless set
-/// otherwise (`live.stream_recheck_ms`).
+/// The store is checked this often for every table a stream here follows, in case a wake-up was
+/// missed ([`Tables::run_rechecks`]), unless set otherwise (`live.stream_recheck_ms`).
 pub const DEFAULT_RECHECK: Duration = Duration::from_secs(1);
+
+/// Tables one recheck statement asks about, at most.
+const RECHECK_MAX: usize = 1000;
 
 /// One message of a seat's update stream.
 #[derive(Clone, Debug)]
@@ -69,9 +72,6 @@ const RECENT: usize = 128;
 pub(super) struct Feed {
     pub(super) version: watch::Sender<u64>,
     recent: Mutex<VecDeque<Recorded>>,
-    /// When a quiet stream of this table last read the store in case a wake-up was missed: the
-    /// table's other streams count it as their own recheck (see [`Feed::recheck_due`]).
-    rechecked: Mutex<Option<Instant>>,
 }
 
 impl Feed {
@@ -79,21 +79,7 @@ impl Feed {
         Feed {
             version: watch::channel(0).0,
             recent: Mutex::default(),
-            rechecked: Mutex::new(None),
         }
-    }
-
-    /// Whether a quiet stream of this table should read the store now, in case a wake-up was
-    /// missed: not when another stream of the table did within `recheck` (what it found woke
-    /// every stream, [`Feed::heard`]). True claims the recheck for the caller.
-    fn recheck_due(&self, recheck: Duration) -> bool {
-        let mut rechecked = self.rechecked.lock().expect("feed lock");
-        let now = Instant::now();
-        if rechecked.is_some_and(|at| now.duration_since(at) < recheck) {
-            return false;
-        }
-        *rechecked = Some(now);
-        true
     }
 
     /// The store holds `version`: wakes the table's streams if this process had not heard of it
@@ -163,6 +149,46 @@ impl Tables {
             .map_or(0, |feed| *feed.version.borrow())
     }
 
+    /// Checks the store every `live.stream_recheck_ms` for the tables a stream here follows, in
+    /// case a wake-up was missed (another replica's event this process did not hear of), and
+    /// wakes the streams of each table the store is ahead on. Runs until the process ends.
+    pub async fn run_rechecks(self) {
+        let mut every = tokio::time::interval(self.recheck);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            if let Err(e) = self.recheck_followed().await {
+                tracing::warn!(error = %e, "cannot check the store for the followed tables");
+            }
+        }
+    }
+
+    /// One pass of [`Tables::run_rechecks`]: every followed table's latest stored version in
+    /// one statement per [`RECHECK_MAX`] tables. Returns how many tables' streams it woke.
+    pub async fn recheck_followed(&self) -> Result<usize, ServiceError> {
+        // A feed a stream holds besides the map: a table a stream follows.
+        let followed: Vec<(Uuid, Arc<Feed>)> = self
+            .feeds
+            .lock()
+            .expect("feeds lock")
+            .iter()
+            .filter(|(_, feed)| Arc::strong_count(feed) > 1)
+            .map(|(id, feed)| (*id, feed.clone()))
+            .collect();
+        let mut woken = 0;
+        for chunk in followed.chunks(RECHECK_MAX) {
+            let ids: Vec<Uuid> = chunk.iter().map(|(id, _)| *id).collect();
+            let stored = self.store.latest_versions(&ids).await?;
+            for ((_, feed), version) in chunk.iter().zip(stored) {
+                if version > *feed.version.borrow() {
+                    feed.heard(version);
+                    woken += 1;
+                }
+            }
+        }
+        Ok(woken)
+    }
+
     /// A handle that wakes this process's update streams when a table reaches a version
     /// (given to the outbox publisher, which hears of other replicas' events).
     pub fn sightings(&self) -> Sightings {
@@ -220,18 +246,11 @@ impl Tables {
                 }
             }
             let mut seeds = BTreeMap::new();
-            let mut quiet = Duration::ZERO;
-            // After a quiet `recheck` the store is read whatever memory says (a wake-up from
-            // another replica may have been missed). The stream wakes every `tick` to count
-            // towards both that and the heartbeat.
-            let recheck = tables.recheck;
-            let tick = recheck.min(HEARTBEAT);
-            let mut unread = Duration::ZERO;
-            let mut read_store = false;
+            // The stream sleeps until the table's feed moves (an append here, another replica's
+            // event heard of, or the store found ahead by `run_rechecks`), or a heartbeat is due.
             loop {
                 latest.borrow_and_update();
-                let remembered = if read_store { None } else { feed.after(sent) };
-                let events = match remembered {
+                let events = match feed.after(sent) {
                     Some(events) => events,
                     // Read with other streams' reads in one statement (the store groups them).
                     None => match tables.store.latest(table_id, sent, PAGE).await {
@@ -247,7 +266,6 @@ impl Tables {
                         }
                     },
                 };
-                read_store = false;
                 if events.iter().any(|e| matches!(e.event, TableEvent::HandDealt { hand_number, .. } if !seeds.contains_key(&hand_number)))
                 {
                     match tables.store.seeds(table_id).await {
@@ -276,25 +294,15 @@ impl Tables {
                     sent = e.version;
                 }
                 if !events.is_empty() {
-                    quiet = Duration::ZERO;
                     continue;
                 }
                 tokio::select! {
                     () = tx.closed() => return,
-                    changed = tokio::time::timeout(tick, latest.changed()) => {
-                        if changed.is_err() {
-                            unread += tick;
-                            if unread >= recheck {
-                                unread = Duration::ZERO;
-                                read_store = feed.recheck_due(recheck);
-                            }
-                            quiet += tick;
-                            if quiet >= HEARTBEAT {
-                                quiet = Duration::ZERO;
-                                if tx.send(Ok(Update::Heartbeat { version: sent })).await.is_err() {
-                                    return;
-                                }
-                            }
+                    changed = tokio::time::timeout(HEARTBEAT, latest.changed()) => {
+                        if changed.is_err()
+                            && tx.send(Ok(Update::Heartbeat { version: sent })).await.is_err()
+                        {
+                            return;
                         }
                     }
                 }
