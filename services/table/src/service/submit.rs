@@ -347,12 +347,16 @@ impl Tables {
     ) -> Result<Attempt, ServiceError> {
         let table_id = submission.table_id;
         let actor = submission.actor;
-        let table = entry.table.as_ref().expect("loaded before the first try");
-        let before = table.version;
-        let mut after = table.clone();
-        let first = after.version + 1;
+        // The decision is applied to the table in memory itself, not to a copy (a copy per
+        // command grew with every hand of a long match). Until the append is stored the entry
+        // holds no table: if the append fails, the next use folds it from the store again, which
+        // also settles an append whose outcome the database error left unknown.
+        let mut after = entry.table.take().expect("loaded before the first try");
+        let before = after.version;
+        let seated_before = after.seat_of(actor);
+        let first = before + 1;
         after.apply(&decision);
-        let viewer = after.seat_of(actor).or(table.seat_of(actor));
+        let viewer = after.seat_of(actor).or(seated_before);
         let answer = Answer::Versions {
             first,
             last: after.version,
