@@ -66,10 +66,18 @@ pub(super) struct Cached {
 impl Tables {
     /// Drops a table's cached state and feed (its match is over): a process that serves
     /// thousands of matches a day keeps only the ones being played. A later call on the table
-    /// folds it from the store again; a stream still open on it reads the store.
+    /// folds it from the store again. A feed a stream still follows stays, so the stream is
+    /// still woken (and rechecked, [`Tables::run_rechecks`]); the idle eviction drops it once
+    /// the last stream closed.
     pub(super) fn forget(&self, table_id: Uuid) {
         self.cache.lock().expect("cache lock").remove(&table_id);
-        self.feeds.lock().expect("feeds lock").remove(&table_id);
+        let mut feeds = self.feeds.lock().expect("feeds lock");
+        if feeds
+            .get(&table_id)
+            .is_some_and(|f| Arc::strong_count(f) == 1)
+        {
+            feeds.remove(&table_id);
+        }
     }
 
     /// How many tables this process holds in memory (for tests and metrics).
@@ -130,28 +138,26 @@ impl Tables {
 
     /// Drops the tables nobody asked about for `idle` and nobody is using now (a match left
     /// unfinished, a table only looked at), with their feeds unless a stream still follows
-    /// them. Returns how many. A later call folds a table from the store again.
+    /// them, and the feeds no stream follows any more of tables no longer held (a finished
+    /// match's, kept for its streams by [`Tables::forget`]). Returns how many tables. A later
+    /// call folds a table from the store again.
     pub fn evict_idle(&self, idle: Duration) -> usize {
         let now = Instant::now();
-        let mut gone = Vec::new();
-        self.cache
+        let mut gone = 0;
+        let mut cache = self.cache.lock().expect("cache lock");
+        cache.retain(|_, cached| {
+            let keep =
+                now.duration_since(cached.used) < idle || Arc::strong_count(&cached.entry) > 1;
+            gone += usize::from(!keep);
+            keep
+        });
+        // Still holding the cache (the only place that holds both locks, in this order): a
+        // held table keeps its feed, and what the feed heard of.
+        self.feeds
             .lock()
-            .expect("cache lock")
-            .retain(|table_id, cached| {
-                let keep =
-                    now.duration_since(cached.used) < idle || Arc::strong_count(&cached.entry) > 1;
-                if !keep {
-                    gone.push(*table_id);
-                }
-                keep
-            });
-        if !gone.is_empty() {
-            self.feeds
-                .lock()
-                .expect("feeds lock")
-                .retain(|table_id, feed| !gone.contains(table_id) || Arc::strong_count(feed) > 1);
-        }
-        gone.len()
+            .expect("feeds lock")
+            .retain(|table_id, feed| cache.contains_key(table_id) || Arc::strong_count(feed) > 1);
+        gone
     }
 
     /// Folds the events stored after the cached version into the entry.
