@@ -145,9 +145,14 @@ async fn player(
     matched: Arc<AtomicU64>,
 ) {
     let deadline = Instant::now() + Duration::from_secs(300);
-    let Ok(guest) = Guest::sign_in(&apis, deadline).await else {
-        shared.failed.fetch_add(1, Ordering::Relaxed);
-        return;
+    let guest = match Guest::sign_in(&apis, deadline).await {
+        Ok(guest) => guest,
+        Err(e) => {
+            if shared.failed.fetch_add(1, Ordering::Relaxed) == 0 {
+                eprintln!("a player could not sign in (the first failure of the step): {e}");
+            }
+            return;
+        }
     };
     let rules = pb::RuleSet {
         preset: "classic".into(),
@@ -158,9 +163,14 @@ async fn player(
         ..Default::default()
     };
     let opened = AtomicU64::new(0);
-    let Ok(seating) = find_table(&apis, &guest, rules, false, deadline, &opened).await else {
-        shared.failed.fetch_add(1, Ordering::Relaxed);
-        return;
+    let seating = match find_table(&apis, &guest, rules, false, deadline, &opened).await {
+        Ok(seating) => seating,
+        Err(e) => {
+            if shared.failed.fetch_add(1, Ordering::Relaxed) == 0 {
+                eprintln!("a player found no table (the first failure of the step): {e:?}");
+            }
+            return;
+        }
     };
     matched.fetch_add(1, Ordering::Relaxed);
     let (table, seat) = (seating.table.clone(), seating.seat);
