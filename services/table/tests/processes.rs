@@ -53,6 +53,54 @@ async fn two_processes_with(
     (settings_from_env(&base), processes, ca, cb)
 }
 
+/// `watcher`'s update stream of `table` after `version`.
+async fn watch_after(
+    watcher: &Client,
+    table: &str,
+    version: i64,
+) -> tonic::Streaming<pb::WatchTableResponse> {
+    watcher
+        .api
+        .clone()
+        .watch_table(watcher.req(pb::WatchTableRequest {
+            table: table.to_owned(),
+            after_version: version,
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Plays one command at `table` (on the clients' process), then reads `stream` until it reaches
+/// the version that command gave, each update within `within` (else fails with `expected`).
+/// Returns that version.
+async fn play_one_and_follow(
+    table: &str,
+    clients: &mut [Client],
+    received: &mut [Received],
+    stream: &mut tonic::Streaming<pb::WatchTableResponse>,
+    within: Duration,
+    expected: &str,
+) -> i64 {
+    let n = Cell::new(0);
+    play(table, clients, received, |_| {
+        n.set(n.get() + 1);
+        n.get() > 1
+    })
+    .await;
+    let target = clients[0].view(table).await.unwrap().version;
+    loop {
+        let update = tokio::time::timeout(within, stream.message())
+            .await
+            .expect(expected)
+            .unwrap()
+            .expect("the stream stays open");
+        if update.update.unwrap().version >= target {
+            return target;
+        }
+    }
+}
+
 /// Every public message of a table on JetStream, waiting until `count` are there.
 async fn published(nats_url: &str, prefix: &str, table: &str, count: usize) -> Vec<Published> {
     let client = async_nats::connect(nats_url).await.unwrap();
@@ -248,40 +296,23 @@ async fn a_stream_on_one_process_follows_commands_made_on_the_other_as_they_are_
     // Seat 0's player follows the table on process B; everyone plays on process A.
     let watcher = Client::new(cb, &settings, &clients[0].id, &["player"]);
     let version = clients[0].view(&table).await.unwrap().version;
-    let mut stream = watcher
-        .api
-        .clone()
-        .watch_table(watcher.req(pb::WatchTableRequest {
-            table: table.clone(),
-            after_version: version,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = watch_after(&watcher, &table, version).await;
     // Process B hears of A's events on NATS and wakes the stream at once: twenty commands in a
     // row, each waiting for B's stream, which would otherwise wait ten minutes for its re-read.
     let mut received = fresh();
     let mut played = 0;
     let mut target = version;
     while played < 20 {
-        let n = Cell::new(0);
-        play(&table, &mut clients, &mut received, |_| {
-            n.set(n.get() + 1);
-            n.get() > 1
-        })
+        target = play_one_and_follow(
+            &table,
+            &mut clients,
+            &mut received,
+            &mut stream,
+            Duration::from_secs(30),
+            "an update woken by NATS",
+        )
         .await;
         played += 1;
-        target = clients[0].view(&table).await.unwrap().version;
-        loop {
-            let update = tokio::time::timeout(Duration::from_secs(30), stream.message())
-                .await
-                .expect("an update woken by NATS")
-                .unwrap()
-                .expect("the stream stays open");
-            if update.update.unwrap().version >= target {
-                break;
-            }
-        }
     }
     // B holds the table at the version its stream opened at, and has heard of A's newer ones: a
     // view asked for at least the old version is not answered from the old state in memory.
@@ -320,37 +351,18 @@ async fn a_stream_on_a_process_that_hears_nothing_of_the_other_follows_it_from_t
     let (table, mut clients) = seated_table(ca, &settings, 1).await;
     let watcher = Client::new(cb, &settings, &clients[0].id, &["player"]);
     let version = clients[0].view(&table).await.unwrap().version;
-    let mut stream = watcher
-        .api
-        .clone()
-        .watch_table(watcher.req(pb::WatchTableRequest {
-            table: table.clone(),
-            after_version: version,
-        }))
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = watch_after(&watcher, &table, version).await;
     let mut received = fresh();
     for _ in 0..5 {
-        let n = Cell::new(0);
-        play(&table, &mut clients, &mut received, |_| {
-            n.set(n.get() + 1);
-            n.get() > 1
-        })
+        // Well within the heartbeat (15 s): the update comes from the store check.
+        play_one_and_follow(
+            &table,
+            &mut clients,
+            &mut received,
+            &mut stream,
+            Duration::from_secs(10),
+            "an update found by B's check of the store",
+        )
         .await;
-        let target = clients[0].view(&table).await.unwrap().version;
-        loop {
-            // Well within the heartbeat (15 s): the update comes from the store check.
-            let update = tokio::time::timeout(Duration::from_secs(10), stream.message())
-                .await
-                .expect("an update found by B's check of the store")
-                .unwrap()
-                .expect("the stream stays open")
-                .update
-                .unwrap();
-            if update.version >= target {
-                break;
-            }
-        }
     }
 }
