@@ -145,8 +145,8 @@ pub struct Watched {
     pub seated: tokio::sync::Barrier,
     /// Move → another player's stream: for the first event of each command, the time from the
     /// moment its SubmitCommand was sent to the moment each of the other three players' streams
-    /// received it, with the round it was sent in.
-    pub delivered: Mutex<Vec<(usize, Duration)>>,
+    /// received it.
+    pub delivered: Mutex<Vec<Duration>>,
 }
 
 impl Watched {
@@ -181,8 +181,8 @@ pub struct TablePlay {
 }
 
 /// Commands sent at one table and not yet seen on every other player's stream: by the version of
-/// their first event, when each was sent, by which seat, in which round.
-type Sent = Arc<Mutex<BTreeMap<u64, (Instant, usize, usize)>>>;
+/// their first event, when each was sent and by which seat.
+type Sent = Arc<Mutex<BTreeMap<u64, (Instant, usize)>>>;
 
 /// Commands a table remembers for its streams; older ones are forgotten (a stream that far
 /// behind measures nothing more for them).
@@ -241,7 +241,7 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
                     }
                     let version = update.version as u64;
                     let seen = sent.lock().expect("sent lock").get(&version).copied();
-                    if let Some((at, by, round)) = seen
+                    if let Some((at, by)) = seen
                         && by != seat
                     {
                         let latency = at.elapsed();
@@ -249,7 +249,7 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
                             .delivered
                             .lock()
                             .expect("delivered lock")
-                            .push((round, latency));
+                            .push(latency);
                     }
                 }
             }));
@@ -275,8 +275,9 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
         if watched.is_some() {
             let first = view.version as u64 + 1;
             let mut sent = sent.lock().expect("sent lock");
-            sent.insert(first, (started, turn, round));
-            sent.retain(|v, _| v + SENT_KEPT > first);
+            sent.insert(first, (started, turn));
+            // Forget what is SENT_KEPT versions old.
+            *sent = sent.split_off(&first.saturating_sub(SENT_KEPT - 1));
         }
         let r = clients[turn]
             .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)

@@ -249,20 +249,17 @@ async fn main() {
                 .expect("every table is seated in time");
             // Let the last appends' work settle (outbox, deadlines) before reading memory.
             tokio::time::sleep(Duration::from_secs(1)).await;
-            rss()
+            Some(rss())
         }
-        None => 0,
+        None => None,
     };
     tokio::time::timeout(seat_within, start.wait())
         .await
         .expect("every table is seated (and its streams open) in time");
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_ready = rss();
-    let rss_seated = if watched.is_some() {
-        rss_seated
-    } else {
-        rss_ready
-    };
+    // Without streams, seated and ready are the same moment.
+    let rss_seated = rss_seated.unwrap_or(rss_ready);
     let raw_seconds = seconds.min(10);
     let progress = rounds > 1;
     let mut played = Duration::ZERO;
@@ -331,12 +328,7 @@ async fn main() {
         None
     };
     let mut delivered: Vec<Duration> = watched.as_ref().map_or(Vec::new(), |w| {
-        w.delivered
-            .lock()
-            .expect("delivered lock")
-            .iter()
-            .map(|(_, d)| *d)
-            .collect()
+        w.delivered.lock().expect("delivered lock").clone()
     });
     delivered.sort();
     latencies.sort();
