@@ -81,11 +81,13 @@ figures = [
     ("streams p99 ms", r"^move -> other players' streams: .*p99 ([\d.]+) ms"),
     ("busy cores", r"^machine while playing: ([\d.]+) of"),
     ("service % core", r"^CPU while playing: service [\d.]+ s \((\d+)% of a core\)"),
+    ("service us/cmd", r"^CPU a command: service (\d+) µs"),
+    ("machine us/cmd", r"^CPU a command: .*whole machine (\d+) µs"),
 ]
 seen = {}
 for side in ("base", "new"):
     for run in range(1, runs + 1):
-        text = open(f"{out}/{side}/run-{run}.txt").read()
+        text = open(f"{out}/{side}/run-{run}.txt", encoding="utf-8").read()
         for name, pattern in figures:
             m = re.search(pattern, text, re.M)
             if m:

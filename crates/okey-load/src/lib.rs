@@ -54,6 +54,83 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// CPU seconds used so far by every running process named `name` (`/proc/{pid}/comm`), e.g.
+/// all of PostgreSQL's backends. A process that ended since is no longer counted.
+pub fn cpu_seconds_named(name: &str) -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0.0;
+    };
+    dir.filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == name)
+        })
+        .map(cpu_seconds)
+        .sum()
+}
+
+/// The CPU seconds of the processes a load run is made of, read together: this process, the
+/// service's (when it runs apart), PostgreSQL's, NATS' and Redis'.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuSplit {
+    pub service: f64,
+    pub bench: f64,
+    pub postgres: f64,
+    pub nats: f64,
+    pub redis: f64,
+    /// Every core's busy time (`/proc/stat`), whoever used it.
+    pub machine: f64,
+}
+
+impl CpuSplit {
+    /// Now, with the service at `service_pid` (none: it runs in this process).
+    pub fn now(service_pid: Option<u32>) -> CpuSplit {
+        CpuSplit {
+            service: service_pid.map_or(0.0, cpu_seconds),
+            bench: cpu_seconds(std::process::id()),
+            postgres: cpu_seconds_named("postgres"),
+            nats: cpu_seconds_named("nats-server"),
+            redis: cpu_seconds_named("redis-server"),
+            machine: okey_platform::testing::machine_cpu().0,
+        }
+    }
+
+    /// What was used between `earlier` and `self`.
+    pub fn since(&self, earlier: &CpuSplit) -> CpuSplit {
+        CpuSplit {
+            service: self.service - earlier.service,
+            bench: self.bench - earlier.bench,
+            postgres: self.postgres - earlier.postgres,
+            nats: self.nats - earlier.nats,
+            redis: self.redis - earlier.redis,
+            machine: self.machine - earlier.machine,
+        }
+    }
+
+    /// The sum of two spans.
+    pub fn plus(&self, other: &CpuSplit) -> CpuSplit {
+        CpuSplit {
+            service: self.service + other.service,
+            bench: self.bench + other.bench,
+            postgres: self.postgres + other.postgres,
+            nats: self.nats + other.nats,
+            redis: self.redis + other.redis,
+            machine: self.machine + other.machine,
+        }
+    }
+
+    /// Each part per unit of work, in microseconds: `(name, µs)` for the parts that used any,
+    /// then the machine's.
+    pub fn per(&self, units: u64, parts: &[(&'static str, f64)]) -> String {
+        let us = |s: f64| s * 1e6 / units.max(1) as f64;
+        let mut shown: Vec<String> = parts
+            .iter()
+            .map(|(name, s)| format!("{name} {:.0} µs", us(*s)))
+            .collect();
+        shown.push(format!("whole machine {:.0} µs", us(self.machine)));
+        shown.join(", ")
+    }
+}
+
 /// Resident memory of a process in bytes (`VmRSS` of `/proc/{pid}/status`; 0 when unknown).
 pub fn rss_bytes(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -11,6 +11,10 @@
 //! at most 16 (more only adds context switches on a small machine; commits still group).
 //! `--commit-groups N` sets the service's `database.commit_groups` (group commits in flight, 2 by
 //! default).
+//! `--client-threads N` gives the bot clients N runtime threads (by default 1 for a closed
+//! loop, where on a small machine a second client thread mostly added cross-thread wake-ups;
+//! every core for a paced run, and in-process, where the service shares the runtime). `--tables-per-connection N` puts N tables'
+//! players on each HTTP/2 connection (by default four connections, or one per 100 tables).
 //!
 //! The seat whose turn comes next reads its view with `min_version` set to the version the
 //! last command's answer gave (as an app following the table knows it), so a table held in
@@ -26,6 +30,11 @@
 //! is drawn between half and one and a half of N, so the tables are not in step (with the same
 //! pause everywhere, all the tables' commands arrived together every N ms, and the last of each
 //! wave waited for the other 99). The raw inserts pause the same way.
+//!
+//! `CPU a command` splits a command's CPU between the processes that did the work (the service,
+//! the bot clients, PostgreSQL's backends, NATS, Redis: each one's CPU time while playing, over
+//! the commands played), and `CPU a raw insert` does the same for the raw inserts. On a noisy
+//! machine these move less than the rates do, so an A/B reads them first.
 //!
 //! The raw inserts' latency is printed beside the commands' (at the same concurrency a closed
 //! loop's latency is concurrency / rate, whatever the work). After play stops, the bench waits
@@ -58,7 +67,7 @@ use std::time::{Duration, Instant};
 
 use common::{Running, settings_from_env, spawn_app, spawn_binary};
 use okey_load::{
-    PAUSED, Pauses, STOPPED, TablePlay, Watched, arg, connect, cpu_seconds, flag, percentile,
+    CpuSplit, PAUSED, Pauses, STOPPED, TablePlay, Watched, arg, connect, flag, percentile,
     rss_bytes, table_loop,
 };
 use okey_platform::testing::TestInfra;
@@ -129,8 +138,35 @@ async fn raw_inserts(
     (inserts.load(Ordering::Relaxed), latencies)
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
+    // A closed loop's bot clients on one thread by default (`--client-threads N` for more): on a
+    // machine the service, PostgreSQL and NATS share, a second client worker mostly adds wake-ups
+    // across threads and task switches. A paced run keeps every core, so that thousands of
+    // tables' clients do not queue behind each other and add to the latencies they measure; so
+    // does the in-process bench, where the service shares the runtime.
+    let threads = match arg("--client-threads", 0) as usize {
+        0 if flag("--in-process") || arg("--think-ms", 0) > 0 => {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+        0 => 1,
+        n => n,
+    };
+    let runtime = if threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+    };
+    runtime
+        .expect("the bench builds its runtime")
+        .block_on(bench());
+}
+
+async fn bench() {
     let tables = arg("--tables", 20) as usize;
     let seconds = arg("--seconds", 15);
     let rounds = arg("--rounds", 1).max(1) as usize;
@@ -183,9 +219,15 @@ async fn main() {
         let settings = settings_from_env(&env);
         (None, Some(Running(spawn_binary(&env))), port, settings)
     };
-    // A few HTTP/2 connections, shared by the tables' clients: four, or one per 100 tables.
+    // A few HTTP/2 connections, shared by the tables' clients: four, or one per 100 tables;
+    // `--tables-per-connection N`: one per N tables (1: each table's four players on a
+    // connection of their own, as four phones behind one proxy would be).
+    let connections = match arg("--tables-per-connection", 0) as usize {
+        0 => tables.div_ceil(100).max(4),
+        n => tables.div_ceil(n),
+    };
     let mut channels = Vec::new();
-    for _ in 0..tables.div_ceil(100).max(4) {
+    for _ in 0..connections {
         channels.push(connect(port).await);
     }
 
@@ -264,8 +306,9 @@ async fn main() {
     let progress = rounds > 1;
     let mut played = Duration::ZERO;
     let mut watched_during = 0;
-    let mut cpu = (0.0, 0.0);
-    let mut machine_busy = 0.0;
+    // CPU by process while playing, and while the raw inserts ran.
+    let (mut cpu, mut raw_cpu) = (CpuSplit::default(), CpuSplit::default());
+    let mut raw_total = 0u64;
     // In-process, the bench also sees how many tables the service holds.
     let held = || app.as_ref().map(|a| a.tables.cached_tables());
     let (mut rss_played, mut held_played) = (0, None);
@@ -277,11 +320,7 @@ async fn main() {
         let watched_before = watched
             .as_ref()
             .map_or(0, |w| w.updates.load(Ordering::Relaxed));
-        let cpu_before = (
-            service_pid.map_or(0.0, cpu_seconds),
-            cpu_seconds(std::process::id()),
-        );
-        let machine_before = okey_platform::testing::machine_cpu();
+        let cpu_before = CpuSplit::now(service_pid);
         let started = Instant::now();
         phase.send_replace(round);
         tokio::time::sleep(Duration::from_secs(seconds)).await;
@@ -294,14 +333,15 @@ async fn main() {
             .as_ref()
             .map_or(0, |w| w.updates.load(Ordering::Relaxed))
             - watched_before;
-        cpu.0 += service_pid.map_or(0.0, cpu_seconds) - cpu_before.0;
-        cpu.1 += cpu_seconds(std::process::id()) - cpu_before.1;
-        machine_busy += okey_platform::testing::machine_cpu().0 - machine_before.0;
+        cpu = cpu.plus(&CpuSplit::now(service_pid).since(&cpu_before));
         // Let the commands in flight finish and JetStream publishing catch up, so the raw
         // inserts have the machine to themselves.
         backlog_seen.push(drain_outbox(&pool).await);
         // The raw rate: single-row inserts (one transaction each) at the same concurrency.
+        let raw_before = CpuSplit::now(service_pid);
         let (inserts, latencies) = raw_inserts(&pool, tables, think, raw_seconds).await;
+        raw_cpu = raw_cpu.plus(&CpuSplit::now(service_pid).since(&raw_before));
+        raw_total += inserts;
         raw_rates.push(inserts as f64 / raw_seconds as f64);
         raw_latencies.extend(latencies);
         if progress {
@@ -365,24 +405,39 @@ async fn main() {
     let wall = played.as_secs_f64();
     println!(
         "machine while playing: {:.2} of {} cores busy",
-        machine_busy / wall,
+        cpu.machine / wall,
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     if in_process {
         println!(
             "CPU while playing: service and bot clients (one process) {:.1} s ({:.0}% of a core)",
-            cpu.1,
-            100.0 * cpu.1 / wall
+            cpu.bench,
+            100.0 * cpu.bench / wall
         );
     } else {
         println!(
             "CPU while playing: service {:.1} s ({:.0}% of a core), bot clients {:.1} s ({:.0}% of a core)",
-            cpu.0,
-            100.0 * cpu.0 / wall,
-            cpu.1,
-            100.0 * cpu.1 / wall
+            cpu.service,
+            100.0 * cpu.service / wall,
+            cpu.bench,
+            100.0 * cpu.bench / wall
         );
     }
+    let service_part = if in_process {
+        ("service and bot clients", cpu.bench)
+    } else {
+        ("service", cpu.service)
+    };
+    let mut parts = vec![service_part];
+    if !in_process {
+        parts.push(("bot clients", cpu.bench));
+    }
+    parts.extend([
+        ("PostgreSQL", cpu.postgres),
+        ("NATS", cpu.nats),
+        ("Redis", cpu.redis),
+    ]);
+    println!("CPU a command: {}", cpu.per(commands as u64, &parts));
     println!(
         "SubmitCommand latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         percentile(&latencies, 0.50).as_secs_f64() * 1e3,
@@ -460,6 +515,13 @@ async fn main() {
         drained.as_secs_f64() * 1e3
     );
     println!("raw single-row inserts at concurrency {tables}: {raw:.0} inserts/s");
+    println!(
+        "CPU a raw insert: {}",
+        raw_cpu.per(
+            raw_total,
+            &[("PostgreSQL", raw_cpu.postgres), ("bench", raw_cpu.bench)]
+        )
+    );
     println!(
         "raw insert latency: p50 {:.2} ms, p99 {:.2} ms",
         percentile(&raw_latencies, 0.50).as_secs_f64() * 1e3,
