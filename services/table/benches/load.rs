@@ -423,15 +423,11 @@ async fn bench() {
             100.0 * cpu.bench / wall
         );
     }
-    let service_part = if in_process {
-        ("service and bot clients", cpu.bench)
+    let mut parts = if in_process {
+        vec![("service and bot clients", cpu.bench)]
     } else {
-        ("service", cpu.service)
+        vec![("service", cpu.service), ("bot clients", cpu.bench)]
     };
-    let mut parts = vec![service_part];
-    if !in_process {
-        parts.push(("bot clients", cpu.bench));
-    }
     parts.extend([
         ("PostgreSQL", cpu.postgres),
         ("NATS", cpu.nats),
