@@ -182,7 +182,7 @@ impl ServiceHost {
         let server = tonic::transport::Server::builder()
             .accept_http1(accept_http1)
             .timeout(Duration::from_millis(self.settings.request_timeout_ms))
-            .concurrency_limit_per_connection(self.settings.concurrency_limit_per_connection)
+            .max_concurrent_streams(self.settings.max_concurrent_streams)
             .layer(layers)
             .add_routes(self.routes.routes())
             .serve_with_incoming_shutdown(

@@ -122,13 +122,21 @@ pub struct ServerSettings {
     pub grace_period_ms: u64,
     /// Longest a unary call may take (clients may ask for less with `grpc-timeout`).
     pub request_timeout_ms: u64,
-    /// Most calls served at once per connection.
-    pub concurrency_limit_per_connection: usize,
+    /// Most streams (calls in flight, open update streams included) one HTTP/2 connection may
+    /// have at once: advertised to the client in its SETTINGS, so the client queues further calls
+    /// instead of sending them. Past about 2,000 a burst of unserved calls could exceed h2's flood
+    /// budget (half the 1 MiB connection window) and the server would close the connection.
+    pub max_concurrent_streams: u32,
     /// Longest the service waits for its dependencies at start before giving up.
     pub startup_timeout_ms: u64,
     /// How often dependencies are probed for the health status.
     pub probe_interval_ms: u64,
 }
+
+/// The largest `server.max_concurrent_streams` accepted. h2 closes a connection (GOAWAY
+/// `ENHANCE_YOUR_CALM`) once the small DATA frames it holds unread cost more than half its 1 MiB
+/// window, up to 256 bytes each; at this many streams a burst of calls still fits.
+pub const MAX_CONCURRENT_STREAMS: u32 = 2_000;
 
 impl ServerSettings {
     /// The grace period as a duration.
@@ -529,10 +537,10 @@ impl Settings {
         if self.server.probe_interval_ms == 0 {
             return Err(invalid("server.probe_interval_ms", "must be at least 1"));
         }
-        if self.server.concurrency_limit_per_connection == 0 {
+        if !(1..=MAX_CONCURRENT_STREAMS).contains(&self.server.max_concurrent_streams) {
             return Err(invalid(
-                "server.concurrency_limit_per_connection",
-                "must be at least 1",
+                "server.max_concurrent_streams",
+                &format!("must be between 1 and {MAX_CONCURRENT_STREAMS}"),
             ));
         }
         if self.database.max_connections == 0 {
@@ -607,7 +615,7 @@ host = "127.0.0.1"
 port = {port}
 grace_period_ms = 10000
 request_timeout_ms = 30000
-concurrency_limit_per_connection = 256
+max_concurrent_streams = 1024
 startup_timeout_ms = 60000
 probe_interval_ms = 2000
 
@@ -800,6 +808,25 @@ mod tests {
         assert_eq!(events_max_age("120").unwrap().nats.events_max_age_secs, 120);
         let default = Settings::from_sources(ServiceKind::Table, None, NO_ENV).unwrap();
         assert_eq!(default.nats.events_max_age_secs, 7 * 24 * 3600);
+    }
+
+    #[test]
+    fn max_concurrent_streams_stays_within_what_h2_holds_unread() {
+        let streams = |value: &str| {
+            Settings::from_sources(
+                ServiceKind::Matchmaking,
+                None,
+                [("OKEY_SERVER__MAX_CONCURRENT_STREAMS", value)],
+            )
+        };
+        for refused in ["0", "2001"] {
+            let err = streams(refused).unwrap_err().to_string();
+            assert!(err.contains("server.max_concurrent_streams"), "{err}");
+            assert!(err.contains("between 1 and 2000"), "{err}");
+        }
+        assert_eq!(streams("2000").unwrap().server.max_concurrent_streams, 2000);
+        let default = Settings::from_sources(ServiceKind::Matchmaking, None, NO_ENV).unwrap();
+        assert_eq!(default.server.max_concurrent_streams, 1024);
     }
 
     #[test]

@@ -26,6 +26,11 @@ use okey_proto::v1 as pb;
 use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
+/// Players whose calls and streams share one connection to each service (phones each have their
+/// own; a load generator multiplexes). 100 players hold at most about 300 streams at once
+/// (WatchTicket or WatchTable, and a call), within a server's `server.max_concurrent_streams`.
+const PLAYERS_PER_CONNECTION: u64 = 100;
+
 /// When a command was sent, by which seat, and how many other streams have yet to show it.
 type Sent = (Instant, i32, u8);
 
@@ -311,12 +316,17 @@ async fn step(
     };
     let platform = Platform::start(&format!("load-{players}"), infra, layout).await;
     let tables: Vec<u16> = platform.tables.iter().map(|t| t.port).collect();
-    let apis = Apis::new(
-        platform.accounts.port,
-        platform.matchmaking.port,
-        &tables,
-        platform.scoring.port,
-    );
+    let connections: Vec<Apis> = (0..players.div_ceil(PLAYERS_PER_CONNECTION).max(1))
+        .map(|_| {
+            Apis::new(
+                platform.accounts.port,
+                platform.matchmaking.port,
+                &tables,
+                platform.scoring.port,
+            )
+        })
+        .collect();
+    let apis = &connections[0];
     let services: Vec<(&str, u32)> = [
         ("accounts", &platform.accounts),
         ("matchmaking", &platform.matchmaking),
@@ -332,7 +342,7 @@ async fn step(
     let started = Instant::now();
     for i in 0..players {
         tasks.push(tokio::spawn(player(
-            apis.clone(),
+            connections[(i / PLAYERS_PER_CONNECTION) as usize].clone(),
             shared.clone(),
             think,
             1_000 + i,

@@ -1,0 +1,97 @@
+//! Thousands of calls at once on one HTTP/2 connection, as a proxy or a load generator that
+//! multiplexes many players onto a few connections sends them: every call is answered, none is
+//! lost to the server closing the connection.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use okey_platform::settings::ServerSettings;
+use okey_platform::{Dependencies, ServiceHost, ServiceKind, Settings};
+use tonic::transport::Channel;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+/// Calls sent at once: several times the default `server.max_concurrent_streams`, and enough
+/// small request frames left unread to exhaust h2's flood budget for one connection (half its
+/// 1 MiB window) if the server took them all in without serving them.
+const CALLS: usize = 6_000;
+
+/// The shipped server settings (matchmaking's, whose `WatchTicket` streams a multiplexing
+/// client holds while its players wait), on a free loopback port.
+fn settings() -> ServerSettings {
+    let env = [
+        ("OKEY_SERVER__PORT", "0"),
+        ("OKEY_SERVER__PROBE_INTERVAL_MS", "50"),
+    ];
+    let settings =
+        Settings::from_sources(ServiceKind::Matchmaking, None, env).expect("the defaults load");
+    assert_eq!(settings.server.host, IpAddr::V4(Ipv4Addr::LOCALHOST));
+    settings.server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_calls_at_once_on_one_connection_are_all_answered() {
+    let host = ServiceHost::bind(&settings()).await.expect("binds");
+    let port = host.local_addr().port();
+    let dependencies = Dependencies {
+        postgres: None,
+        nats: None,
+        jetstream: None,
+        redis: None,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(host.run_until_stopped(dependencies, async move {
+        let _ = stopped.await;
+    }));
+
+    // One connection, opened and checked before the burst.
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .expect("a valid uri")
+        .buffer_size(CALLS)
+        .connect()
+        .await
+        .expect("connects");
+    let check = |channel: Channel| async move {
+        HealthClient::new(channel)
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+    };
+    // The host says SERVING once it has probed its (here: no) dependencies.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while check(channel.clone())
+        .await
+        .map(|r| r.into_inner().status)
+        .ok()
+        != Some(1)
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the host never said SERVING"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let calls: Vec<_> = (0..CALLS)
+        .map(|_| tokio::spawn(check(channel.clone())))
+        .collect();
+    let mut failed = Vec::new();
+    for call in calls {
+        if let Err(status) = call.await.expect("the call's task ran") {
+            failed.push(status);
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {CALLS} calls failed; the first: {:?}",
+        failed.len(),
+        failed.first()
+    );
+
+    let _ = stop.send(());
+    server
+        .await
+        .expect("the server task ran")
+        .expect("the server stopped cleanly");
+}
