@@ -27,8 +27,9 @@ use rand_chacha::ChaCha8Rng;
 use rand_core::SeedableRng;
 
 /// Players whose calls and streams share one connection to each service (phones each have their
-/// own; a load generator multiplexes). 100 players hold at most about 300 streams at once
-/// (WatchTicket or WatchTable, and a call), within a server's `server.max_concurrent_streams`.
+/// own; a load generator multiplexes). 100 players hold at most about 200 streams at once (a
+/// WatchTicket or WatchTable stream and a call each), within a server's
+/// `server.max_concurrent_streams`.
 const PLAYERS_PER_CONNECTION: u64 = 100;
 
 /// When a command was sent, by which seat, and how many other streams have yet to show it.
