@@ -194,12 +194,52 @@ pub fn machine_cpu() -> (f64, f64) {
     ((total - idle) / 100.0, total / 100.0)
 }
 
-/// A loopback port that was free a moment ago, for a spawned binary.
+/// A loopback port that was free a moment ago, for a spawned binary or a server of a test's own.
+///
+/// It is picked below the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), where neither
+/// a bind to port 0 (an in-process service of a test running beside) nor an outgoing connection
+/// can take it in the moment before the binary binds it: a port from the ephemeral range was
+/// once taken that way, and the test then talked to another test's server. Each process walks
+/// that stretch from a start of its own, so no port is handed out twice by one process.
 pub fn free_port() -> u16 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let (low, high) = ports_below_ephemeral();
+    if high > low {
+        static START: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        let span = u32::from(high - low);
+        let start = *START.get_or_init(|| {
+            let nanos = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0);
+            std::process::id().wrapping_mul(7_919).wrapping_add(nanos) % span
+        });
+        for _ in 0..span.min(1_000) {
+            let offset = (start + NEXT.fetch_add(1, Ordering::Relaxed)) % span;
+            let port = low + offset as u16;
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free loopback port")
+}
+
+/// The ports [`free_port`] picks from: from 10,000 up to the kernel's ephemeral range, or an
+/// empty range when that leaves fewer than 1,000.
+fn ports_below_ephemeral() -> (u16, u16) {
+    const LOWEST: u16 = 10_000;
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    if ephemeral_low < LOWEST + 1_000 {
+        return (0, 0);
+    }
+    (LOWEST, ephemeral_low)
 }
 
 /// True when something accepts TCP connections at the URL's host and port.
@@ -381,6 +421,11 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
 
     let channel = connect(port, Duration::from_secs(30)).await;
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
+    // What answered is the binary itself, not something else on its port.
+    assert!(
+        child.try_wait().expect("wait works").is_none(),
+        "the binary exited at start; port {port} may have been taken"
+    );
     let mut watch = tonic_health::pb::health_client::HealthClient::new(channel)
         .watch(tonic_health::pb::HealthCheckRequest {
             service: api.to_owned(),
@@ -451,6 +496,23 @@ mod tests {
             a.starts_with("postgres://u:p@127.0.0.1:1/test_table_"),
             "{a}"
         );
+    }
+
+    #[test]
+    fn free_ports_differ_and_stay_out_of_the_ephemeral_range() {
+        let (low, high) = ports_below_ephemeral();
+        let ports: Vec<u16> = (0..200).map(|_| free_port()).collect();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+        if high > low {
+            assert!(ports.iter().all(|p| (low..high).contains(p)), "{ports:?}");
+        }
+        // A port 0 bind (an in-process server) lands in the ephemeral range, never on one of them.
+        let ephemeral = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let taken = ephemeral.local_addr().unwrap().port();
+        if high > low {
+            assert!(taken >= high, "{taken}");
+        }
     }
 
     #[test]
