@@ -408,6 +408,13 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
     use tonic_health::pb::health_check_response::ServingStatus;
     let grace = Duration::from_secs(3);
     let port = free_port();
+    // The binary's log, shown when a step fails.
+    let log_path = std::env::temp_dir().join(format!(
+        "okey-sigterm-{}-{}-{port}.log",
+        service.name(),
+        std::process::id()
+    ));
+    let log = std::fs::File::create(&log_path).expect("a log file for the binary");
     let mut child = std::process::Command::new(binary)
         .envs(infra.env_for(service, port))
         .env(
@@ -415,16 +422,23 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
             grace.as_millis().to_string(),
         )
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("the binary starts");
+    let binary_log = || {
+        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(40).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!("the binary's log (last lines):\n{}", tail.join("\n"))
+    };
 
     let channel = connect(port, Duration::from_secs(30)).await;
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
     // What answered is the binary itself, not something else on its port.
     assert!(
         child.try_wait().expect("wait works").is_none(),
-        "the binary exited at start; port {port} may have been taken"
+        "the binary exited at start; {}",
+        binary_log()
     );
     let mut watch = tonic_health::pb::health_client::HealthClient::new(channel)
         .watch(tonic_health::pb::HealthCheckRequest {
@@ -443,7 +457,14 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
         .expect("kill runs");
     assert!(kill.success());
 
-    let next = watch.message().await.expect("stream").expect("an update");
+    let next = match watch.message().await {
+        Ok(Some(next)) => next,
+        other => panic!(
+            "no NOT_SERVING after SIGTERM: {other:?}; exit status {:?}; {}",
+            child.try_wait(),
+            binary_log()
+        ),
+    };
     assert_eq!(next.status(), ServingStatus::NotServing);
 
     let status = loop {
@@ -457,12 +478,13 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
-    assert!(status.success(), "exit status {status}");
+    assert!(status.success(), "exit status {status}; {}", binary_log());
     assert!(
         signalled.elapsed() < grace + Duration::from_secs(2),
         "took {:?}",
         signalled.elapsed()
     );
+    let _ = std::fs::remove_file(&log_path);
 }
 
 /// A service binary given a bad setting stops at start with a message naming the variable and
