@@ -12,7 +12,9 @@
 //!   armed for) and `claimed` (when a sweeper took it).
 //!
 //! Claim: one Lua script reads the members due and removes them in the same step; Redis runs a
-//! script at a time, so each member goes to exactly one sweeper. Arming is a script too: it never
+//! script at a time, so each member goes to exactly one sweeper. Every script is sent by its SHA1 (`EVALSHA`), not
+//! in full with each call; a Redis that lost its script cache (a restart, `SCRIPT FLUSH`) answers
+//! NOSCRIPT to the commands it did not run, and those are sent again once the scripts are loaded. Arming is a script too: it never
 //! goes back to an older table version, keeps a turn's deadline while the turn goes on (a person's
 //! draw does not restart the clock), applies the opening bonus once, and never re-adds a deadline
 //! that a sweeper already claimed.
@@ -23,10 +25,11 @@
 //! deadline gives the seat on turn a full `turn_seconds` from the rebuild: it never cuts a turn
 //! short.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use okey_rules::{Event, PenaltyReason, Seat};
 use redis::aio::ConnectionManager;
+use redis::{ErrorKind, FromRedisValue, RedisResult, Script, ServerErrorKind, Value};
 use sqlx::types::Uuid;
 
 use crate::clock::Clock;
@@ -229,6 +232,46 @@ if cur[3] and tonumber(ARGV[2]) - tonumber(cur[3]) < tonumber(ARGV[3]) then retu
 return 0
 "#;
 
+/// This module's Lua scripts.
+#[derive(Clone, Copy, Debug)]
+enum Lua {
+    Arm,
+    Clear,
+    Claim,
+    Settled,
+}
+
+impl Lua {
+    const ALL: [Lua; 4] = [Lua::Arm, Lua::Clear, Lua::Claim, Lua::Settled];
+
+    fn text(self) -> &'static str {
+        match self {
+            Lua::Arm => ARM,
+            Lua::Clear => CLEAR,
+            Lua::Claim => CLAIM,
+            Lua::Settled => SETTLED,
+        }
+    }
+
+    /// Its SHA1, the name `EVALSHA` calls it by.
+    fn hash(self) -> &'static str {
+        static SCRIPTS: LazyLock<[Script; 4]> =
+            LazyLock::new(|| Lua::ALL.map(|lua| Script::new(lua.text())));
+        SCRIPTS[self as usize].get_hash()
+    }
+
+    /// A call of it with `keys` keys; the keys, then the arguments, follow.
+    fn call(self, keys: usize) -> redis::Cmd {
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(self.hash()).arg(keys);
+        cmd
+    }
+}
+
+fn is_noscript(answer: &RedisResult<Value>) -> bool {
+    matches!(answer, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript))
+}
+
 /// Tables asked about in one Redis round trip by [`Deadlines::settled`].
 const SETTLED_BATCH: usize = 512;
 
@@ -274,16 +317,13 @@ impl Deadlines {
 
     /// Arms `arming`; `rebuild` only fills in what is missing. True when something was written.
     pub async fn arm(&self, arming: &Arming, rebuild: bool) -> redis::RedisResult<bool> {
-        let mut conn = self.redis.clone();
-        let written: i64 = self.arm_cmd(arming, rebuild).query_async(&mut conn).await?;
+        let written: i64 = self.run_one(self.arm_cmd(arming, rebuild)).await?;
         Ok(written == 1)
     }
 
     fn arm_cmd(&self, arming: &Arming, rebuild: bool) -> redis::Cmd {
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(ARM)
-            .arg(2)
-            .arg(self.set_key())
+        let mut cmd = Lua::Arm.call(2);
+        cmd.arg(self.set_key())
             .arg(self.hash_key(arming.due.table))
             .arg(arming.due.member())
             .arg(arming.version)
@@ -298,19 +338,13 @@ impl Deadlines {
 
     /// Nothing is due at `table` from `version` on.
     pub async fn clear(&self, table: Uuid, version: u64) -> redis::RedisResult<()> {
-        let mut conn = self.redis.clone();
-        let _: i64 = self
-            .clear_cmd(table, version)
-            .query_async(&mut conn)
-            .await?;
+        let _: i64 = self.run_one(self.clear_cmd(table, version)).await?;
         Ok(())
     }
 
     fn clear_cmd(&self, table: Uuid, version: u64) -> redis::Cmd {
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(CLEAR)
-            .arg(2)
-            .arg(self.set_key())
+        let mut cmd = Lua::Clear.call(2);
+        cmd.arg(self.set_key())
             .arg(self.hash_key(table))
             .arg(version);
         cmd
@@ -319,31 +353,65 @@ impl Deadlines {
     /// Arms (or clears) after each append of `appended`, in order, in one round trip: Redis
     /// runs a pipeline's scripts one after another, exactly as if they were sent one by one.
     pub async fn apply_all(&self, appended: &[Appended]) -> redis::RedisResult<()> {
-        let mut pipe = redis::pipe();
-        for a in appended {
-            match &a.arming {
-                Some(arming) => pipe.add_command(self.arm_cmd(arming, false)).ignore(),
-                None => pipe
-                    .add_command(self.clear_cmd(a.table_id, a.version))
-                    .ignore(),
-            };
-        }
+        let cmds = appended
+            .iter()
+            .map(|a| match &a.arming {
+                Some(arming) => self.arm_cmd(arming, false),
+                None => self.clear_cmd(a.table_id, a.version),
+            })
+            .collect();
+        self.run(cmds).await.map(|_| ())
+    }
+
+    /// Sends `cmds` (calls of this module's scripts) in one pipeline and returns their answers
+    /// in order. The commands a Redis without the scripts refused with NOSCRIPT did not run:
+    /// they are sent again, in the same order, once the scripts are loaded. (Redis runs a
+    /// client's pipeline without another client's commands in between, so the scripts loaded
+    /// together are either all there or none.)
+    async fn run(&self, cmds: Vec<redis::Cmd>) -> RedisResult<Vec<Value>> {
         let mut conn = self.redis.clone();
-        pipe.exec_async(&mut conn).await
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        for cmd in &cmds {
+            pipe.add_command(cmd.clone());
+        }
+        let mut answers: Vec<RedisResult<Value>> = pipe.query_async(&mut conn).await?;
+        let refused: Vec<usize> = (0..answers.len())
+            .filter(|&i| is_noscript(&answers[i]))
+            .collect();
+        if !refused.is_empty() {
+            let mut load = redis::pipe();
+            for lua in Lua::ALL {
+                load.cmd("SCRIPT").arg("LOAD").arg(lua.text()).ignore();
+            }
+            load.exec_async(&mut conn).await?;
+            let mut again = redis::pipe();
+            for &i in &refused {
+                again.add_command(cmds[i].clone());
+            }
+            let retried: Vec<Value> = again.query_async(&mut conn).await?;
+            for (i, answer) in refused.into_iter().zip(retried) {
+                answers[i] = Ok(answer);
+            }
+        }
+        answers.into_iter().collect()
+    }
+
+    /// [`Self::run`] for one command, its answer read as `T`.
+    async fn run_one<T: FromRedisValue>(&self, cmd: redis::Cmd) -> RedisResult<T> {
+        let answer = self.run(vec![cmd]).await?.pop().unwrap_or(Value::Nil);
+        Ok(T::from_redis_value(answer)?)
     }
 
     /// Claims what is due now (each member goes to one caller only).
     pub async fn claim(&self) -> redis::RedisResult<Vec<Due>> {
-        let mut conn = self.redis.clone();
-        let members: Vec<String> = redis::cmd("EVAL")
-            .arg(CLAIM)
-            .arg(1)
+        let mut claim = Lua::Claim.call(1);
+        claim
             .arg(self.set_key())
             .arg(self.now_ms())
             .arg(CLAIM_BATCH)
-            .arg(self.hash_prefix())
-            .query_async(&mut conn)
-            .await?;
+            .arg(self.hash_prefix());
+        let members: Vec<String> = self.run_one(claim).await?;
         Ok(members.iter().filter_map(|m| Due::parse(m)).collect())
     }
 
@@ -354,22 +422,23 @@ impl Deadlines {
     /// `ARM` script returns 0), so the reconciler skips it without loading the table.
     pub async fn settled(&self, tables: &[(Uuid, u64)]) -> redis::RedisResult<Vec<bool>> {
         let mut out = Vec::with_capacity(tables.len());
-        let mut conn = self.redis.clone();
         let now = self.now_ms();
         for chunk in tables.chunks(SETTLED_BATCH) {
-            let mut pipe = redis::pipe();
-            for (table, version) in chunk {
-                pipe.cmd("EVAL")
-                    .arg(SETTLED)
-                    .arg(2)
-                    .arg(self.set_key())
-                    .arg(self.hash_key(*table))
-                    .arg(*version)
-                    .arg(now)
-                    .arg(STALE_CLAIM_MS);
+            let cmds = chunk
+                .iter()
+                .map(|(table, version)| {
+                    let mut cmd = Lua::Settled.call(2);
+                    cmd.arg(self.set_key())
+                        .arg(self.hash_key(*table))
+                        .arg(*version)
+                        .arg(now)
+                        .arg(STALE_CLAIM_MS);
+                    cmd
+                })
+                .collect();
+            for answer in self.run(cmds).await? {
+                out.push(i64::from_redis_value(answer)? == 1);
             }
-            let answers: Vec<i64> = pipe.query_async(&mut conn).await?;
-            out.extend(answers.into_iter().map(|a| a == 1));
         }
         Ok(out)
     }

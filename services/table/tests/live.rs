@@ -494,3 +494,83 @@ async fn a_table_armed_for_its_version_is_settled_and_anything_else_is_rebuilt()
         "only the armed table is settled, at its place"
     );
 }
+
+/// A Redis that lost its script cache (a restart; here `SCRIPT FLUSH`) answers NOSCRIPT to the
+/// scripts called by their SHA1: every operation loads them and runs what was refused, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deadlines_load_their_scripts_again_after_redis_lost_them() {
+    use table::deadlines::{Appended, Arming, Deadlines, Due, DueKind};
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
+    let conn = redis::aio::ConnectionManager::new(redis).await.unwrap();
+    let mut raw = conn.clone();
+    let prefix = format!("noscript-{}", sqlx::types::Uuid::new_v4());
+    let clock = clock();
+    let deadlines = Deadlines::new(conn, &prefix, clock.clone());
+    let (a, b) = (sqlx::types::Uuid::new_v4(), sqlx::types::Uuid::new_v4());
+    let now = clock.now_ms();
+    let arming = |table, version, bonus_ms| Arming {
+        due: Due {
+            table,
+            seat: 2,
+            kind: DueKind::Turn { hand: 1, turn: 7 },
+        },
+        version,
+        at_ms: now + 1_000,
+        bonus_ms,
+        cap_ms: now + 60_000,
+    };
+    let flush = |mut raw: redis::aio::ConnectionManager| async move {
+        let _: () = redis::cmd("SCRIPT")
+            .arg("FLUSH")
+            .query_async(&mut raw)
+            .await
+            .unwrap();
+    };
+
+    flush(raw.clone()).await;
+    assert!(deadlines.arm(&arming(a, 5, 0), false).await.unwrap());
+    assert_eq!(deadlines.settled(&[(a, 5)]).await.unwrap(), [true]);
+
+    // A pipeline refused as a whole: each arm runs once (the bonus is added once, not twice).
+    flush(raw.clone()).await;
+    deadlines
+        .apply_all(&[
+            Appended {
+                table_id: a,
+                version: 6,
+                arming: Some(arming(a, 6, 2_000)),
+            },
+            Appended {
+                table_id: b,
+                version: 3,
+                arming: Some(arming(b, 3, 0)),
+            },
+            Appended {
+                table_id: b,
+                version: 4,
+                arming: None,
+            },
+        ])
+        .await
+        .unwrap();
+    let (_, at) = deadlines.armed(a).await.unwrap().expect("a is armed");
+    assert_eq!(at, now + 3_000, "the bonus once");
+    assert_eq!(deadlines.armed(b).await.unwrap(), None, "b cleared after");
+
+    flush(raw.clone()).await;
+    clock.advance(Duration::from_millis(5_000));
+    let claimed = deadlines.claim().await.unwrap();
+    assert_eq!(claimed, [arming(a, 6, 0).due]);
+
+    flush(raw.clone()).await;
+    deadlines.clear(a, 7).await.unwrap();
+    assert_eq!(deadlines.armed(a).await.unwrap(), None);
+    let _: () = redis::cmd("DEL")
+        .arg(format!("{prefix}:table:due"))
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+}

@@ -1,5 +1,6 @@
-//! Redis is soft state: a `FLUSHALL` in the middle of a hand loses every deadline, the service
-//! rebuilds them from the event store, and the hand plays to its end. Alone in its test binary,
+//! Redis is soft state: a `FLUSHALL` and a `SCRIPT FLUSH` in the middle of a hand (what a
+//! restart without persistence does) lose every deadline and script, the service loads its
+//! scripts again and rebuilds the deadlines from the event store, and the hand plays to its end. Alone in its test binary,
 //! so no other test of this process loses its Redis keys.
 
 mod common;
@@ -46,6 +47,11 @@ async fn flushall_mid_hand_deadlines_come_back_and_the_hand_completes() {
     let version = stored(&settings, &table).await.0.len() as u64;
     wait_armed_for(&settings, &table, version).await;
     let _: () = redis::cmd("FLUSHALL").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     // The reconciler puts it back from the event store.
     wait_armed(&mut conn, &due_key).await;
 
