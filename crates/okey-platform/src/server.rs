@@ -5,6 +5,8 @@
 //! Stopping: when the shutdown future resolves (SIGTERM/SIGINT in production), every health status
 //! turns NOT_SERVING, the server stops accepting calls and lets in-flight ones finish, and after
 //! `server.grace_period_ms` it returns anyway, so the process always exits within the grace period.
+//! The binaries catch the signals before they connect to anything ([`shutdown_signal`]), so one
+//! that comes while a service starts stops it cleanly too.
 //!
 //! Plain HTTP on the same port ([`ServiceHost::with_http`], the table service's replay page for
 //! support): requests under the routes' prefix go to their own router before any gRPC layer (no
@@ -339,27 +341,38 @@ async fn monitor_readiness(
     }
 }
 
-/// Resolves on SIGTERM or SIGINT (Ctrl-C).
-pub async fn shutdown_signal() {
-    let interrupt = async {
-        // If the handler cannot be installed, rely on SIGTERM alone.
+/// Resolves on SIGTERM or SIGINT (Ctrl-C). The handlers are installed when this is called, not
+/// when the future is first polled: a signal that arrives after the call (while the service
+/// starts, or before the server first polls the future) is kept for the future instead of
+/// taking the default action, which would kill the process without a graceful stop. Call it
+/// inside the runtime, first thing.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        // If a handler cannot be installed, rely on the other signal alone.
+        let mut interrupt = signal(SignalKind::interrupt()).ok();
+        let mut terminate = signal(SignalKind::terminate()).ok();
+        async fn received(signal: &mut Option<Signal>) {
+            match signal {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        async move {
+            tokio::select! {
+                () = received(&mut interrupt) => tracing::info!("SIGINT received"),
+                () = received(&mut terminate) => tracing::info!("SIGTERM received"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => tracing::info!("SIGINT received"),
-        () = terminate => tracing::info!("SIGTERM received"),
+        tracing::info!("Ctrl-C received");
     }
 }

@@ -487,6 +487,70 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
     let _ = std::fs::remove_file(&log_path);
 }
 
+/// The start-up contract every service binary keeps: a SIGTERM while it still waits for its
+/// dependencies is caught (not the default action, which kills the process) and stops it at
+/// once with exit status 0.
+pub fn sigterm_while_starting_exits_zero(binary: &str, service: ServiceKind) {
+    use std::io::BufRead;
+    let nowhere = TestInfra {
+        database_url: "postgres://okey:okey@127.0.0.1:1/postgres".into(),
+        nats_url: "nats://127.0.0.1:1".into(),
+        redis_url: "redis://127.0.0.1:1".into(),
+    };
+    let mut child = std::process::Command::new(binary)
+        .envs(nowhere.env_for(service, free_port()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    // Its log and its errors, line by line.
+    let (lines, logged) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let readers: [Box<dyn std::io::Read + Send>; 2] = [Box::new(stdout), Box::new(stderr)];
+    for output in readers {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(output)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = lines.send(line);
+            }
+        });
+    }
+    // It says it waits for a dependency: it is inside its start, past its first steps.
+    let mut seen = Vec::new();
+    let waiting = loop {
+        match logged.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) if line.contains("not available yet") => break true,
+            Ok(line) => seen.push(line),
+            Err(_) => break false,
+        }
+    };
+    assert!(waiting, "never waited for a dependency: {seen:#?}");
+    let signalled = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("still starting 5 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        status.success(),
+        "exit status {status} after SIGTERM while starting"
+    );
+}
+
 /// A service binary given a bad setting stops at start with a message naming the variable and
 /// the setting.
 pub fn a_bad_setting_is_named(binary: &str) {

@@ -1,6 +1,7 @@
 //! The scoring service against real PostgreSQL, NATS and Redis: it reports SERVING once its
 //! dependencies answer, answers its API with the documented error, refuses a bad setting by name,
-//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period.
+//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period (and at once, with 0, while it still
+//! waits for its dependencies).
 
 use std::time::Duration;
 
@@ -59,4 +60,9 @@ async fn sigterm_turns_not_serving_and_exits_zero_within_the_grace_period() {
 #[test]
 fn a_bad_setting_stops_start_up_with_a_message_naming_it() {
     testing::a_bad_setting_is_named(BINARY);
+}
+
+#[test]
+fn sigterm_while_waiting_for_dependencies_exits_zero() {
+    testing::sigterm_while_starting_exits_zero(BINARY, SERVICE);
 }

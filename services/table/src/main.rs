@@ -18,7 +18,13 @@ async fn main() -> anyhow::Result<()> {
         env!("CARGO_PKG_VERSION"),
         &settings.telemetry,
     )?;
-    let application = Application::build(&settings).await?;
-    application.run_until_stopped(shutdown_signal()).await?;
+    // SIGTERM and SIGINT are caught from here on: one that comes while the service starts
+    // stops it there, and never kills it mid-way.
+    let mut shutdown = Box::pin(shutdown_signal());
+    let application = tokio::select! {
+        built = Application::build(&settings) => built?,
+        () = &mut shutdown => return Ok(()),
+    };
+    application.run_until_stopped(shutdown).await?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! The table service against real PostgreSQL, NATS and Redis: it reports SERVING once its
 //! dependencies answer, refuses an API call without a token with the documented error, refuses
 //! a bad setting by name, keeps events on JetStream as long as configured, and on SIGTERM turns
-//! NOT_SERVING, drains and exits 0 within its grace period.
+//! NOT_SERVING, drains and exits 0 within its grace period (and at once, with 0, while it still
+//! waits for its dependencies).
 
 use std::time::Duration;
 
@@ -67,6 +68,11 @@ async fn sigterm_turns_not_serving_and_exits_zero_within_the_grace_period() {
 #[test]
 fn a_bad_setting_stops_start_up_with_a_message_naming_it() {
     testing::a_bad_setting_is_named(BINARY);
+}
+
+#[test]
+fn sigterm_while_waiting_for_dependencies_exits_zero() {
+    testing::sigterm_while_starting_exits_zero(BINARY, SERVICE);
 }
 
 /// JetStream keeps the table events for `nats.events_max_age_secs`; a start with another value
