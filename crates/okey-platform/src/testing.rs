@@ -450,12 +450,7 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
     let first = watch.message().await.expect("stream").expect("an update");
     assert_eq!(first.status(), ServingStatus::Serving);
 
-    let signalled = std::time::Instant::now();
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(kill.success());
+    let signalled = sigterm(&child);
 
     let next = match watch.message().await {
         Ok(Some(next)) => next,
@@ -485,6 +480,17 @@ pub async fn sigterm_turns_not_serving_and_exits_zero(
         signalled.elapsed()
     );
     let _ = std::fs::remove_file(&log_path);
+}
+
+/// Sends SIGTERM to `child`; when it was sent.
+fn sigterm(child: &std::process::Child) -> std::time::Instant {
+    let signalled = std::time::Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    signalled
 }
 
 /// The start-up contract every service binary keeps: a SIGTERM while it still waits for its
@@ -529,12 +535,7 @@ pub fn sigterm_while_starting_exits_zero(binary: &str, service: ServiceKind) {
         }
     };
     assert!(waiting, "never waited for a dependency: {seen:#?}");
-    let signalled = std::time::Instant::now();
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(kill.success());
+    let signalled = sigterm(&child);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait works") {
             break status;
