@@ -25,7 +25,7 @@ pub mod testing;
 
 pub use decode::MAX_REQUEST_BYTES;
 pub use dependencies::{Dependencies, DependencyError, Needs};
-pub use server::{ServerError, ServiceHost, shutdown_signal};
+pub use server::{ServerError, ServiceHost, build_then_serve, shutdown_signal};
 pub use settings::{Secret, ServiceKind, ServiceSettings, Settings, SettingsError};
 
 /// Re-exported so services need no direct sqlx dependency just to name a migrator.

@@ -5,7 +5,7 @@
 //! Stopping: when the shutdown future resolves (SIGTERM/SIGINT in production), every health status
 //! turns NOT_SERVING, the server stops accepting calls and lets in-flight ones finish, and after
 //! `server.grace_period_ms` it returns anyway, so the process always exits within the grace period.
-//! The binaries catch the signals before they connect to anything ([`shutdown_signal`]), so one
+//! The binaries catch the signals before they connect to anything ([`build_then_serve`]), so one
 //! that comes while a service starts stops it cleanly too.
 //!
 //! Plain HTTP on the same port ([`ServiceHost::with_http`], the table service's replay page for
@@ -339,6 +339,25 @@ async fn monitor_readiness(
         }
         tokio::time::sleep(interval).await;
     }
+}
+
+/// A service binary's life after its settings: catches SIGTERM and SIGINT ([`shutdown_signal`])
+/// before anything else, builds the service with `build` unless a signal comes first (then it
+/// returns at once, `Ok`), and serves it with `serve` until one comes.
+pub async fn build_then_serve<A, E, R>(
+    build: impl Future<Output = Result<A, E>>,
+    serve: impl FnOnce(A, std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> R,
+) -> Result<(), E>
+where
+    R: Future<Output = Result<(), E>>,
+{
+    let mut shutdown: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> =
+        Box::pin(shutdown_signal());
+    let built = tokio::select! {
+        built = build => built?,
+        () = &mut shutdown => return Ok(()),
+    };
+    serve(built, shutdown).await
 }
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C). The handlers are installed when this is called, not

@@ -2,7 +2,7 @@
 //! until SIGTERM or SIGINT.
 
 use accounts::startup::Application;
-use okey_platform::{ServiceKind, Settings, shutdown_signal, telemetry};
+use okey_platform::{ServiceKind, Settings, build_then_serve, telemetry};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -12,13 +12,9 @@ async fn main() -> anyhow::Result<()> {
         env!("CARGO_PKG_VERSION"),
         &settings.telemetry,
     )?;
-    // SIGTERM and SIGINT are caught from here on: one that comes while the service starts
-    // stops it there, and never kills it mid-way.
-    let mut shutdown = Box::pin(shutdown_signal());
-    let application = tokio::select! {
-        built = Application::build(&settings) => built?,
-        () = &mut shutdown => return Ok(()),
-    };
-    application.run_until_stopped(shutdown).await?;
+    build_then_serve(Application::build(&settings), |application, shutdown| {
+        application.run_until_stopped(shutdown)
+    })
+    .await?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The accounts service against real PostgreSQL, NATS and Redis: it reports SERVING once its
 //! dependencies answer, serves its public keys without a token, refuses a bad setting by name,
-//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period (and at once, with 0, while it still
-//! waits for its dependencies).
+//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period
+//! (and at once, with 0, while it still waits for its dependencies).
 
 use std::time::Duration;
 

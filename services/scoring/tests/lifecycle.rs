@@ -1,7 +1,7 @@
 //! The scoring service against real PostgreSQL, NATS and Redis: it reports SERVING once its
 //! dependencies answer, answers its API with the documented error, refuses a bad setting by name,
-//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period (and at once, with 0, while it still
-//! waits for its dependencies).
+//! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period
+//! (and at once, with 0, while it still waits for its dependencies).
 
 use std::time::Duration;
 

@@ -12,12 +12,14 @@
 //!   armed for) and `claimed` (when a sweeper took it).
 //!
 //! Claim: one Lua script reads the members due and removes them in the same step; Redis runs a
-//! script at a time, so each member goes to exactly one sweeper. Every script is sent by its SHA1 (`EVALSHA`), not
-//! in full with each call; a Redis that lost its script cache (a restart, `SCRIPT FLUSH`) answers
-//! NOSCRIPT to the commands it did not run, and those are sent again once the scripts are loaded. Arming is a script too: it never
+//! script at a time, so each member goes to exactly one sweeper. Arming is a script too: it never
 //! goes back to an older table version, keeps a turn's deadline while the turn goes on (a person's
 //! draw does not restart the clock), applies the opening bonus once, and never re-adds a deadline
 //! that a sweeper already claimed.
+//!
+//! Every script is called by its SHA1 (`EVALSHA`), not sent whole with each call; a Redis that
+//! lost its script cache (a restart, `SCRIPT FLUSH`) answers NOSCRIPT to the commands it did not
+//! run, and those are sent again once the scripts are loaded.
 //!
 //! Redis is soft state: at start and every `live.reconcile_interval_ms` each process walks the
 //! tables being played (from the event store) and arms whatever is missing, e.g. after a
@@ -353,13 +355,10 @@ impl Deadlines {
     /// Arms (or clears) after each append of `appended`, in order, in one round trip: Redis
     /// runs a pipeline's scripts one after another, exactly as if they were sent one by one.
     pub async fn apply_all(&self, appended: &[Appended]) -> redis::RedisResult<()> {
-        let cmds = appended
-            .iter()
-            .map(|a| match &a.arming {
-                Some(arming) => self.arm_cmd(arming, false),
-                None => self.clear_cmd(a.table_id, a.version),
-            })
-            .collect();
+        let cmds = appended.iter().map(|a| match &a.arming {
+            Some(arming) => self.arm_cmd(arming, false),
+            None => self.clear_cmd(a.table_id, a.version),
+        });
         self.run(cmds).await.map(|_| ())
     }
 
@@ -368,12 +367,12 @@ impl Deadlines {
     /// they are sent again, in the same order, once the scripts are loaded. (Redis runs a
     /// client's pipeline without another client's commands in between, so the scripts loaded
     /// together are either all there or none.)
-    async fn run(&self, cmds: Vec<redis::Cmd>) -> RedisResult<Vec<Value>> {
+    async fn run(&self, cmds: impl IntoIterator<Item = redis::Cmd>) -> RedisResult<Vec<Value>> {
         let mut conn = self.redis.clone();
         let mut pipe = redis::pipe();
         pipe.ignore_errors();
-        for cmd in &cmds {
-            pipe.add_command(cmd.clone());
+        for cmd in cmds {
+            pipe.add_command(cmd);
         }
         let mut answers: Vec<RedisResult<Value>> = pipe.query_async(&mut conn).await?;
         let refused: Vec<usize> = (0..answers.len())
@@ -386,8 +385,10 @@ impl Deadlines {
             }
             load.exec_async(&mut conn).await?;
             let mut again = redis::pipe();
-            for &i in &refused {
-                again.add_command(cmds[i].clone());
+            for (i, cmd) in pipe.cmd_iter().enumerate() {
+                if refused.contains(&i) {
+                    again.add_command(cmd.clone());
+                }
             }
             let retried: Vec<Value> = again.query_async(&mut conn).await?;
             for (i, answer) in refused.into_iter().zip(retried) {
@@ -399,7 +400,7 @@ impl Deadlines {
 
     /// [`Self::run`] for one command, its answer read as `T`.
     async fn run_one<T: FromRedisValue>(&self, cmd: redis::Cmd) -> RedisResult<T> {
-        let answer = self.run(vec![cmd]).await?.pop().unwrap_or(Value::Nil);
+        let answer = self.run([cmd]).await?.pop().unwrap_or(Value::Nil);
         Ok(T::from_redis_value(answer)?)
     }
 
@@ -424,18 +425,15 @@ impl Deadlines {
         let mut out = Vec::with_capacity(tables.len());
         let now = self.now_ms();
         for chunk in tables.chunks(SETTLED_BATCH) {
-            let cmds = chunk
-                .iter()
-                .map(|(table, version)| {
-                    let mut cmd = Lua::Settled.call(2);
-                    cmd.arg(self.set_key())
-                        .arg(self.hash_key(*table))
-                        .arg(*version)
-                        .arg(now)
-                        .arg(STALE_CLAIM_MS);
-                    cmd
-                })
-                .collect();
+            let cmds = chunk.iter().map(|(table, version)| {
+                let mut cmd = Lua::Settled.call(2);
+                cmd.arg(self.set_key())
+                    .arg(self.hash_key(*table))
+                    .arg(*version)
+                    .arg(now)
+                    .arg(STALE_CLAIM_MS);
+                cmd
+            });
             for answer in self.run(cmds).await? {
                 out.push(i64::from_redis_value(answer)? == 1);
             }

@@ -1,8 +1,8 @@
 //! The table service against real PostgreSQL, NATS and Redis: it reports SERVING once its
 //! dependencies answer, refuses an API call without a token with the documented error, refuses
 //! a bad setting by name, keeps events on JetStream as long as configured, and on SIGTERM turns
-//! NOT_SERVING, drains and exits 0 within its grace period (and at once, with 0, while it still
-//! waits for its dependencies).
+//! NOT_SERVING, drains and exits 0 within its grace period
+//! (and at once, with 0, while it still waits for its dependencies).
 
 use std::time::Duration;
 
