@@ -426,15 +426,11 @@ async fn four_bots_play_a_match_with_no_person() {
 /// sends it to a rebuild.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_table_armed_for_its_version_is_settled_and_anything_else_is_rebuilt() {
-    use table::deadlines::{Arming, Deadlines, Due, DueKind, STALE_CLAIM_MS};
+    use table::deadlines::{Arming, Due, DueKind, STALE_CLAIM_MS};
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
-    let conn = redis::aio::ConnectionManager::new(redis).await.unwrap();
-    let prefix = format!("settled-{}", sqlx::types::Uuid::new_v4());
-    let clock = clock();
-    let deadlines = Deadlines::new(conn.clone(), &prefix, clock.clone());
+    let (deadlines, conn, prefix, clock) = deadlines_of_their_own(&infra, "settled").await;
     let (table, other) = (sqlx::types::Uuid::new_v4(), sqlx::types::Uuid::new_v4());
     let now = clock.now_ms();
     let arming = Arming {
@@ -499,16 +495,11 @@ async fn a_table_armed_for_its_version_is_settled_and_anything_else_is_rebuilt()
 /// scripts called by their SHA1: every operation loads them and runs what was refused, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deadlines_load_their_scripts_again_after_redis_lost_them() {
-    use table::deadlines::{Appended, Arming, Deadlines, Due, DueKind};
+    use table::deadlines::{Appended, Arming, Due, DueKind};
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
-    let conn = redis::aio::ConnectionManager::new(redis).await.unwrap();
-    let mut raw = conn.clone();
-    let prefix = format!("noscript-{}", sqlx::types::Uuid::new_v4());
-    let clock = clock();
-    let deadlines = Deadlines::new(conn, &prefix, clock.clone());
+    let (deadlines, mut raw, prefix, clock) = deadlines_of_their_own(&infra, "noscript").await;
     let (a, b) = (sqlx::types::Uuid::new_v4(), sqlx::types::Uuid::new_v4());
     let now = clock.now_ms();
     let arming = |table, version, bonus_ms| Arming {
@@ -573,4 +564,23 @@ async fn deadlines_load_their_scripts_again_after_redis_lost_them() {
         .query_async(&mut raw)
         .await
         .unwrap();
+}
+
+/// Deadlines under a Redis key prefix of their own (`{name}-{uuid}`), on a manual clock, with a
+/// connection for the test's own Redis commands.
+async fn deadlines_of_their_own(
+    infra: &TestInfra,
+    name: &str,
+) -> (
+    table::deadlines::Deadlines,
+    redis::aio::ConnectionManager,
+    String,
+    std::sync::Arc<table::clock::ManualClock>,
+) {
+    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
+    let conn = redis::aio::ConnectionManager::new(redis).await.unwrap();
+    let prefix = format!("{name}-{}", sqlx::types::Uuid::new_v4());
+    let clock = clock();
+    let deadlines = table::deadlines::Deadlines::new(conn.clone(), &prefix, clock.clone());
+    (deadlines, conn, prefix, clock)
 }
