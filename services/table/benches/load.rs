@@ -36,6 +36,11 @@
 //! the commands played), and `CPU a raw insert` does the same for the raw inserts. On a noisy
 //! machine these move less than the rates do, so an A/B reads them first.
 //!
+//! After each round's raw inserts, the gRPC floor: health checks (`grpc.health.v1.Health/Check`,
+//! no store, no NATS, no Redis) at the same concurrency on the bot clients' connections, for as
+//! long as the raw inserts ran, with their rate and `CPU a health check`. A command is such a
+//! round trip plus its work, so this splits a command's cost between the gRPC front and the rest.
+//!
 //! The raw inserts' latency is printed beside the commands' (at the same concurrency a closed
 //! loop's latency is concurrency / rate, whatever the work). After play stops, the bench waits
 //! for the outbox to drain and prints how far JetStream publishing was behind.
@@ -136,6 +141,47 @@ async fn raw_inserts(
         latencies.extend(t.await.unwrap());
     }
     (inserts.load(Ordering::Relaxed), latencies)
+}
+
+/// The gRPC floor: health checks (`grpc.health.v1.Health/Check`, a lookup in a map: no store,
+/// no NATS, no Redis, no token) from `concurrency` tasks over the bot clients' connections for
+/// `seconds`, each task pausing like a player thinking `think` before each call. How many calls
+/// were answered. What a call costs the machine is the least a command can cost it: a command is
+/// such a round trip plus its work.
+async fn health_checks(
+    channels: &[tonic::transport::Channel],
+    concurrency: usize,
+    think: Duration,
+    seconds: u64,
+) -> u64 {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_client::HealthClient;
+    let calls = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for i in 0..concurrency {
+        let mut client = HealthClient::new(channels[i % channels.len()].clone());
+        let (calls, stop) = (calls.clone(), stop.clone());
+        let mut pauses = Pauses::new(think, 2_000_000 + i as u64);
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                pauses.pause().await;
+                client
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await
+                    .expect("the service answers its health check");
+                calls.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    calls.load(Ordering::Relaxed)
 }
 
 fn main() {
@@ -309,6 +355,8 @@ async fn bench() {
     // CPU by process while playing, and while the raw inserts ran.
     let (mut cpu, mut raw_cpu) = (CpuSplit::default(), CpuSplit::default());
     let mut raw_total = 0u64;
+    // The gRPC floor's calls and CPU (see `health_checks`).
+    let (mut floor_cpu, mut floor_total, mut floor_rates) = (CpuSplit::default(), 0u64, Vec::new());
     // In-process, the bench also sees how many tables the service holds.
     let held = || app.as_ref().map(|a| a.tables.cached_tables());
     let (mut rss_played, mut held_played) = (0, None);
@@ -344,6 +392,12 @@ async fn bench() {
         raw_total += inserts;
         raw_rates.push(inserts as f64 / raw_seconds as f64);
         raw_latencies.extend(latencies);
+        // The gRPC floor: a round trip with no work, on the same connections.
+        let floor_before = CpuSplit::now(service_pid);
+        let checks = health_checks(&channels, tables, think, raw_seconds).await;
+        floor_cpu = floor_cpu.plus(&CpuSplit::now(service_pid).since(&floor_before));
+        floor_total += checks;
+        floor_rates.push(checks as f64 / raw_seconds as f64);
         if progress {
             eprintln!("round {round}/{rounds} done");
         }
@@ -523,6 +577,18 @@ async fn bench() {
         percentile(&raw_latencies, 0.50).as_secs_f64() * 1e3,
         percentile(&raw_latencies, 0.99).as_secs_f64() * 1e3
     );
+    let floor = floor_rates.iter().sum::<f64>() / rounds as f64;
+    println!(
+        "gRPC floor, health checks (no work) at concurrency {tables} on the same connections: {floor:.0} calls/s, {:.2} x the raw inserts",
+        floor / raw
+    );
+    println!(
+        "CPU a health check: {}",
+        floor_cpu.per(
+            floor_total,
+            &[("service", floor_cpu.service), ("clients", floor_cpu.bench)]
+        )
+    );
     if rounds > 1 {
         // Each round's ratio against the raw inserts measured right after it: drift of the
         // machine (other load, the disk) over the run shows as spread, not as bias.
@@ -531,8 +597,10 @@ async fn bench() {
             let rate = by_round[round] as f64 / seconds as f64;
             let ratio = rate / raw_rates[round - 1];
             println!(
-                "round {round}: {rate:.0} commands/s, raw {:.0} inserts/s, ratio {ratio:.2}",
-                raw_rates[round - 1]
+                "round {round}: {rate:.0} commands/s, raw {:.0} inserts/s, ratio {ratio:.2}; health checks {:.0}/s ({:.2} x the raw inserts)",
+                raw_rates[round - 1],
+                floor_rates[round - 1],
+                floor_rates[round - 1] / raw_rates[round - 1]
             );
             ratios.push(ratio);
         }
