@@ -77,6 +77,8 @@ reasons! {
     InvalidViewForm = "invalid_view_form" => InvalidArgument,
     /// A rule set names an unknown preset or an impossible value.
     InvalidRules = "invalid_rules" => InvalidArgument,
+    /// A bot level this server does not know.
+    InvalidBotLevel = "invalid_bot_level" => InvalidArgument,
     /// A meld number is negative.
     InvalidMeldNumber = "invalid_meld_number" => InvalidArgument,
     /// An open or lay command names no meld.
@@ -227,6 +229,8 @@ reasons! {
     InvalidAvatarRef = "invalid_avatar_ref" => InvalidArgument,
     /// An update mask naming a field that cannot be updated.
     InvalidUpdateMask = "invalid_update_mask" => InvalidArgument,
+    /// A device id that is not 8–128 characters.
+    InvalidDeviceId = "invalid_device_id" => InvalidArgument,
     /// The account is not a guest (it already has a password).
     NotAGuest = "not_a_guest" => PermissionDenied,
     /// Only the player may change their own profile.
@@ -269,6 +273,8 @@ reasons! {
     InvalidPageSize = "invalid_page_size" => InvalidArgument,
     /// A page token this server did not give.
     InvalidPageToken = "invalid_page_token" => InvalidArgument,
+    /// A standings period this server does not know.
+    InvalidPeriod = "invalid_period" => InvalidArgument,
     /// No such match, or the caller did not play it and may not read others'.
     MatchNotFound = "match_not_found" => NotFound,
 
@@ -300,13 +306,22 @@ pub fn error(reason: Reason, message: impl Into<String>) -> Status {
     with_metadata(reason, HashMap::new(), message)
 }
 
-/// An error with `reason`, its code and ErrorInfo carrying `metadata`.
+/// With UNAVAILABLE and RESOURCE_EXHAUSTED `common.proto` promises RetryInfo: this is the wait an
+/// error of those codes carries when its builder names none ([`retry_after`] names one).
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// An error with `reason`, its code and ErrorInfo carrying `metadata` (and RetryInfo of
+/// [`DEFAULT_RETRY_AFTER`] when the code is UNAVAILABLE or RESOURCE_EXHAUSTED).
 pub fn with_metadata(
     reason: Reason,
     metadata: HashMap<String, String>,
     message: impl Into<String>,
 ) -> Status {
-    Status::with_error_details(reason.code(), message.into(), with_info(reason, metadata))
+    let mut details = with_info(reason, metadata);
+    if matches!(reason.code(), Code::Unavailable | Code::ResourceExhausted) {
+        details.set_retry_info(Some(DEFAULT_RETRY_AFTER));
+    }
+    Status::with_error_details(reason.code(), message.into(), details)
 }
 
 /// A well-formed request that the rules forbid now (a FAILED_PRECONDITION reason), naming the
@@ -469,6 +484,15 @@ mod tests {
             details.retry_info().unwrap().retry_delay,
             Some(Duration::from_secs(3))
         );
+        // RetryInfo comes with every UNAVAILABLE and RESOURCE_EXHAUSTED, never with other codes.
+        for (status, wait) in [
+            (error(Reason::DependencyUnavailable, "x"), Some(DEFAULT_RETRY_AFTER)),
+            (error(Reason::ChatRateLimited, "x"), Some(DEFAULT_RETRY_AFTER)),
+            (error(Reason::TableNotFound, "x"), None),
+        ] {
+            let retry = status.get_error_details().retry_info().cloned();
+            assert_eq!(retry.and_then(|r| r.retry_delay), wait, "{status:?}");
+        }
         let bug = internal();
         assert_eq!(bug.code(), Code::Internal);
         assert_eq!(
