@@ -161,6 +161,11 @@ fn decode(row: &sqlx::postgres::PgRow) -> Result<ChatMessage, sqlx::Error> {
 const COLUMNS: &str = "message_id, table_id, channel, sender, sender_seat, body, sent_at";
 
 impl Chat {
+    /// The text as it would be sent (see [`check_text`]), by this deployment's limit.
+    pub fn checked_text(&self, text: &str) -> Result<String, ChatError> {
+        check_text(text, self.settings.chat_max_chars)
+    }
+
     pub fn new(
         pool: PgPool,
         redis: ConnectionManager,

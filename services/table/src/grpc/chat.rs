@@ -8,10 +8,15 @@ pub(super) async fn send_chat_message(
 ) -> Result<Response<pb::SendChatMessageResponse>, Status> {
     let caller = caller(&request)?;
     let r = request.into_inner();
+    fields::text("text", &r.text)?;
+    // A text over the chat's limit is `chat_too_long` however long it is; only then is the
+    // request held to the command size limit.
+    if let Some((_, chat)) = &api.live {
+        chat.checked_text(&r.text).map_err(status_of)?;
+    }
     not_too_large(&r)?;
     let id = table_id(&r.table, "table")?;
     let rid = request_id(&r.request_id)?;
-    fields::text("text", &r.text)?;
     let partner = match pb::ChatChannel::try_from(r.channel) {
         Ok(pb::ChatChannel::Table) => false,
         Ok(pb::ChatChannel::Partner) => true,

@@ -114,6 +114,14 @@ pub(super) fn melds_arg(
     melds: &[pb::MeldTiles],
     field: &str,
 ) -> Result<Vec<Vec<MeldTile>>, Status> {
+    // Malformed whatever the game state: refused before the table is looked at.
+    if melds.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::NoMelds,
+            &format!("{field}.melds"),
+            "name at least one meld",
+        ));
+    }
     melds
         .iter()
         .enumerate()
@@ -201,14 +209,6 @@ pub(super) fn admission_from_proto(
             ));
         }
         Ok(pb::TableOrigin::Operator) => Origin::Operator,
-        _ if matchmaker => {
-            return Err(status::invalid_argument(
-                Reason::MissingField,
-                "origin",
-                "say where the table comes from: quick play or a private room",
-            ));
-        }
-        Ok(pb::TableOrigin::Unspecified) => Origin::Operator,
         Err(_) => {
             return Err(status::invalid_argument(
                 Reason::InvalidOrigin,
@@ -216,8 +216,17 @@ pub(super) fn admission_from_proto(
                 "unknown origin",
             ));
         }
+        Ok(pb::TableOrigin::Unspecified) if matchmaker => {
+            return Err(status::invalid_argument(
+                Reason::MissingField,
+                "origin",
+                "say where the table comes from: quick play or a private room",
+            ));
+        }
+        Ok(pb::TableOrigin::Unspecified) => Origin::Operator,
     };
     for (i, m) in r.members.iter().enumerate() {
+        fields::text(&format!("members[{i}]"), m)?;
         if !m.starts_with("players/") || m.len() > 128 {
             return Err(status::invalid_argument(
                 Reason::InvalidName,
@@ -233,11 +242,20 @@ pub(super) fn admission_from_proto(
     })
 }
 
-/// A wire bot level as the server's (unspecified: strong).
-pub(super) fn bot_level_from_proto(level: i32) -> okey_bots::Level {
+/// A wire bot level as the server's: easy, or the strong bot for medium, hard and unspecified
+/// (the server's default); a number `BotLevel` does not name is INVALID_ARGUMENT
+/// `invalid_bot_level`.
+pub(super) fn bot_level_from_proto(level: i32, field: &str) -> Result<okey_bots::Level, Status> {
     match pb::BotLevel::try_from(level) {
-        Ok(pb::BotLevel::Easy) => okey_bots::Level::Easy,
-        _ => okey_bots::Level::Strong,
+        Ok(pb::BotLevel::Easy) => Ok(okey_bots::Level::Easy),
+        Ok(pb::BotLevel::Unspecified | pb::BotLevel::Medium | pb::BotLevel::Hard) => {
+            Ok(okey_bots::Level::Strong)
+        }
+        Err(_) => Err(status::invalid_argument(
+            Reason::InvalidBotLevel,
+            field,
+            format!("{level} is not a BotLevel: send 0 (the default), 1, 2 or 3"),
+        )),
     }
 }
 

@@ -29,7 +29,8 @@ pub(super) async fn create_table(
                 }
             }
             Some(pb::seat_assignment::Occupant::Bot(level)) => {
-                let name = bot_name(bot_level_from_proto(*level), seat);
+                let level = bot_level_from_proto(*level, &format!("seats[{i}].bot"))?;
+                let name = bot_name(level, seat);
                 if seats[seat as usize].replace(name).is_some() {
                     return Err(status::invalid_argument(
                         Reason::InvalidSeat,
@@ -38,19 +39,27 @@ pub(super) async fn create_table(
                     ));
                 }
             }
+            Some(pb::seat_assignment::Occupant::Player(p)) if !p.is_empty() => {
+                return Err(status::invalid_argument(
+                    Reason::InvalidName,
+                    &format!("seats[{i}].player"),
+                    "name a player as players/{id}",
+                ));
+            }
             _ => {
                 return Err(status::invalid_argument(
                     Reason::MissingField,
                     &format!("seats[{i}].player"),
-                    "name a player as players/{id}",
+                    "name a player as players/{id}, or set bot",
                 ));
             }
         }
     }
     if let Some(level) = r.empty_seat_bots {
+        let level = bot_level_from_proto(level, "empty_seat_bots")?;
         for (seat, occupant) in seats.iter_mut().enumerate() {
             if occupant.is_none() {
-                *occupant = Some(bot_name(bot_level_from_proto(level), seat as u8));
+                *occupant = Some(bot_name(level, seat as u8));
             }
         }
     }

@@ -72,7 +72,7 @@ pub(super) async fn watch_table(
         let (version, time, kind) = match update {
             Update::Snapshot(outcome) => (
                 outcome.summary.version,
-                None,
+                Some(timestamp(Utc::now())),
                 pb::table_update::Kind::Snapshot(view_to_proto(&outcome)),
             ),
             Update::Event {
