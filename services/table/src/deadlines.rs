@@ -112,6 +112,42 @@ pub struct Arming {
     pub cap_ms: u64,
 }
 
+impl Arming {
+    /// When what this arming is for falls due, given the deadline armed at its table before it
+    /// (`previous`: the due thing and when): what the arm script leaves in Redis after an
+    /// append, worked out in the process for the views' `turn_deadline`. The same turn keeps its
+    /// deadline, plus the opening bonus (at most up to the cap, never earlier); anything else is
+    /// due at `at_ms`.
+    pub fn deadline_after(&self, previous: Option<(Due, u64)>) -> (Due, u64) {
+        let at = match previous {
+            Some((due, at)) if due == self.due => {
+                if self.bonus_ms > 0 {
+                    (at + self.bonus_ms).min(at.max(self.cap_ms))
+                } else {
+                    at
+                }
+            }
+            _ => self.at_ms,
+        };
+        (self.due, at)
+    }
+
+    /// Whether `due` is what `table` waits for now (its turn, or its bot's move at its version).
+    pub fn due_now(due: &Due, table: &Table) -> bool {
+        let Some(hand) = table.hand.as_ref().filter(|h| !h.is_over()) else {
+            return false;
+        };
+        table.phase == Phase::Playing
+            && due.seat == hand.turn.seat
+            && match due.kind {
+                DueKind::Turn { hand: h, turn } => {
+                    h == table.hand_number && turn == hand.turn.number
+                }
+                DueKind::Bot { version } => version == table.version,
+            }
+    }
+}
+
 /// What is due next at `table` now that it is at its version, having just appended `appended`
 /// (empty when rebuilding); `None` when nothing is (waiting for players, between states, over).
 pub fn next_due(

@@ -12,9 +12,9 @@ use sqlx::types::Uuid;
 use tokio::sync::{Notify, mpsc};
 use tracing::Instrument;
 
-use crate::deadlines::{Appended, Deadlines, Due, DueKind, next_due};
+use crate::deadlines::{Appended, Arming, Deadlines, Due, DueKind, next_due};
 use crate::domain::{Table, TableError, TableEvent, server_command};
-use crate::service::{AppendObserver, ServiceError, Submission, Tables};
+use crate::service::{AppendObserver, BoxFuture, ServiceError, Submission, Tables};
 use crate::settings::LiveSettings;
 
 /// The actor recorded on everything the server plays for a seat.
@@ -33,7 +33,7 @@ pub struct Live {
 }
 
 impl AppendObserver for Live {
-    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) {
+    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) -> Option<Arming> {
         let now = self.deadlines.now_ms();
         let arming = next_due(table_id, after, events, now, self.settings.bot_pace_ms);
         let _ = self.tx.send(Appended {
@@ -41,6 +41,19 @@ impl AppendObserver for Live {
             version: after.version,
             arming,
         });
+        arming
+    }
+
+    fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<(Due, u64)>> {
+        Box::pin(async move {
+            match self.deadlines.armed(table_id).await {
+                Ok(armed) => armed,
+                Err(e) => {
+                    tracing::warn!(%table_id, error = %e, "cannot read the turn deadline");
+                    None
+                }
+            }
+        })
     }
 }
 

@@ -584,3 +584,70 @@ async fn deadlines_of_their_own(
     let deadlines = table::deadlines::Deadlines::new(conn.clone(), &prefix, clock.clone());
     (deadlines, conn, prefix, clock)
 }
+
+/// The seat view says when the seat on turn runs out of time: what Redis holds for the turn,
+/// the same for every seat, kept through the turn and moved on with it, in a command's answer
+/// too, and the same through a replica that did not see the turn start (it reads Redis).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_carry_the_deadline_armed_for_the_turn() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let clock = clock();
+    let a = Replica::start(&settings, clock.clone()).await;
+    let b = Replica::start(&settings, clock.clone()).await;
+    let channel_b = connect(b.port).await;
+    let (table, mut clients) = seated_table(connect(a.port).await, &settings, 1).await;
+    let ms = |t: &Option<prost_types::Timestamp>| {
+        t.as_ref()
+            .map(|t| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000)
+    };
+    let mut bot = okey_bots::Easy;
+    let mut deadlines = Vec::new();
+    let mut answered = None;
+    for _ in 0..6 {
+        let version = stored(&settings, &table).await.0.len() as u64;
+        let (member, at) = wait_armed_for(&settings, &table, version).await;
+        if let Some(answered) = answered {
+            assert_eq!(answered, Some(at), "the command's answer at {version}");
+        }
+        let mut view = None;
+        for client in &mut clients {
+            let seen = client.view(&table).await.unwrap();
+            assert_eq!(ms(&seen.turn_deadline), Some(at), "{member} at {version}");
+            if seen.turn_seat == seen.seat {
+                view = Some(seen);
+            }
+        }
+        let view = view.expect("a seat is on turn");
+        let mut on_b = clients[view.seat as usize].clone();
+        on_b.api = okey_proto::v1::table_service_client::TableServiceClient::new(channel_b.clone());
+        let seen = on_b.view(&table).await.unwrap();
+        assert_eq!(ms(&seen.turn_deadline), Some(at), "through b at {version}");
+        deadlines.push((view.seat, at));
+        // The next command comes 5 s later on the service's clock: a new turn is due a full
+        // turn from then, a draw keeps the turn's deadline.
+        clock.advance(Duration::from_secs(5));
+        let command = bot.act(&engine_view(&view));
+        let r = clients[view.seat as usize]
+            .submit(&table, &uuid(), command_to_proto(&command).unwrap())
+            .await
+            .unwrap_or_else(|e| panic!("{command:?} refused: {e:?}"));
+        answered = Some(ms(&r.view.unwrap().turn_deadline));
+    }
+    for pair in deadlines.windows(2) {
+        let ((seat, at), (next_seat, next_at)) = (pair[0], pair[1]);
+        if seat == next_seat {
+            assert_eq!(at, next_at, "a turn keeps its deadline");
+        } else {
+            assert!(next_at > at, "the next turn is due later");
+        }
+    }
+    assert!(
+        deadlines.windows(2).any(|p| p[0].0 != p[1].0),
+        "the turn moved on: {deadlines:?}"
+    );
+    a.stop().await;
+    b.stop().await;
+}

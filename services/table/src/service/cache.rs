@@ -9,6 +9,7 @@ use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
 
 use super::{PAGE, ServiceError, Tables};
+use crate::deadlines::{Arming, Due};
 use crate::domain::{Table, TableEvent};
 use crate::store::Recorded;
 
@@ -19,6 +20,27 @@ pub const DEFAULT_MAX_CACHED: usize = 10_000;
 pub(super) struct Entry {
     pub(super) table: Option<Table>,
     pub(super) created_at: Option<DateTime<Utc>>,
+    /// What this process last armed at the table and when it falls due (ms since the Unix
+    /// epoch): the views' `turn_deadline` while it is what the table waits for
+    /// ([`Entry::turn_deadline_ms`]).
+    pub(super) deadline: Option<(Due, u64)>,
+}
+
+impl Entry {
+    /// When the seat on turn runs out of time (or the bot on turn moves), if this process armed
+    /// it: `None` between hands, after the match, or when the table moved on through another
+    /// process (or before this one started).
+    pub(super) fn turn_deadline_ms(&self) -> Option<u64> {
+        let table = self.table.as_ref()?;
+        self.deadline
+            .filter(|(due, _)| Arming::due_now(due, table))
+            .map(|(_, at)| at)
+    }
+
+    /// Follows what an append armed (see [`Arming::deadline_after`]).
+    pub(super) fn armed(&mut self, arming: Option<Arming>) {
+        self.deadline = arming.map(|a| a.deadline_after(self.deadline));
+    }
 }
 
 /// A locked cache slot (see [`Tables::lock_entry`]).
@@ -108,6 +130,7 @@ impl Tables {
         let entry = Arc::new(tokio::sync::Mutex::new(Entry {
             table: None,
             created_at: None,
+            deadline: None,
         }));
         cache.insert(
             table_id,

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 use sqlx::types::Uuid;
 
+use crate::deadlines::{Arming, Due};
 use crate::domain::{Table, TableError, TableEvent};
 use crate::outbox::Outbox;
 use crate::store::Store;
@@ -70,8 +71,16 @@ pub enum ServiceError {
 /// Told by [`Tables`] after every append in this process (turn deadlines and bot moves:
 /// `live::Live`).
 pub trait AppendObserver: Send + Sync {
-    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]);
+    /// Arms what is due next at the table, and says what that is (none: nothing is due).
+    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) -> Option<Arming>;
+
+    /// What is armed at the table now and when it falls due, whichever process armed it (none:
+    /// nothing, or it cannot tell).
+    fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<(Due, u64)>>;
 }
+
+/// A boxed future, as a trait object's async method returns it.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// The table service's own instruments (besides every call's duration and status, which the
 /// platform records).

@@ -62,6 +62,10 @@ pub struct Outcome {
     /// at the table sees it, with no rack (see [`Table::public_view`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public: Option<SeatView>,
+    /// When the seat on turn runs out of time, ms since the Unix epoch, if this process knows it
+    /// (see `Entry::turn_deadline_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_deadline_ms: Option<u64>,
 }
 
 /// How fresh a read must be.
@@ -116,6 +120,7 @@ pub(super) fn outcome_of(
         events,
         view: seat.and_then(|s| table.seat_view(s)),
         public: None,
+        turn_deadline_ms: None,
     }
 }
 
@@ -169,7 +174,18 @@ impl Tables {
                 actual: table.version,
             });
         }
+        // A turn this process did not see start (another replica's move, or one before this
+        // process started): its deadline is read from Redis once, then held with the table.
+        if entry.turn_deadline_ms().is_none()
+            && table.phase == Phase::Playing
+            && table.hand.as_ref().is_some_and(|h| !h.is_over())
+            && let Some(observer) = &self.observer
+        {
+            entry.deadline = observer.armed(table_id).await;
+        }
+        let table = entry.table.as_ref().expect("caught up");
         let mut outcome = outcome_of(table, table_id, entry.created_at, actor, Vec::new());
+        outcome.turn_deadline_ms = entry.turn_deadline_ms();
         if outcome.seat.is_none() {
             outcome.public = table.public_view();
         }

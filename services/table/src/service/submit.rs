@@ -191,7 +191,12 @@ impl Tables {
         match appended {
             Ok(stored) => {
                 if let Some(observer) = &self.observer {
-                    observer.appended(table_id, &table, &decision.events);
+                    let armed = observer.appended(table_id, &table, &decision.events);
+                    // Held for the views once the table is loaded (a table of four bots plays
+                    // at once).
+                    if armed.is_some() {
+                        self.lock_entry(table_id).await.armed(armed);
+                    }
                 }
                 let created_at = stored.first().map(|e| e.recorded_at);
                 let outcome = Outcome {
@@ -200,6 +205,7 @@ impl Tables {
                     events: Vec::new(),
                     view: None,
                     public: None,
+                    turn_deadline_ms: None,
                 };
                 self.outbox.queue(stored);
                 Ok(outcome)
@@ -324,13 +330,14 @@ impl Tables {
                 return Ok(Attempt::Answered(first));
             }
             let table = entry.table.as_ref().expect("loaded before the first try");
-            let outcome = outcome_of(
+            let mut outcome = outcome_of(
                 table,
                 table_id,
                 entry.created_at,
                 submission.actor,
                 Vec::new(),
             );
+            outcome.turn_deadline_ms = entry.turn_deadline_ms();
             return Ok(Attempt::Answered(outcome));
         }
         self.append(submission, key, entry, decision).await
@@ -391,7 +398,8 @@ impl Tables {
                 let version = after.version;
                 tracing::Span::current().record("okey.table.version", version);
                 if let Some(observer) = &self.observer {
-                    observer.appended(table_id, &after, &decision.events);
+                    let armed = observer.appended(table_id, &after, &decision.events);
+                    entry.armed(armed);
                 }
                 let shown = decision
                     .events
@@ -399,9 +407,10 @@ impl Tables {
                     .enumerate()
                     .map(|(i, e)| (first + i as u64, show(e, viewer, |n| after.seed(n))))
                     .collect();
-                let outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
+                let mut outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
                 let finished = after.phase == Phase::Finished;
                 entry.table = Some(after);
+                outcome.turn_deadline_ms = entry.turn_deadline_ms();
                 // Still under the table's lock: the publisher and the update streams get a
                 // table's events in version order.
                 let feed = self.feed(table_id);
@@ -471,7 +480,11 @@ impl Tables {
             .iter()
             .map(|e| (e.version, show(&e.event, viewer, |n| state.seed(n))))
             .collect();
-        Ok(Some(outcome_of(state, table_id, created_at, actor, shown)))
+        let mut outcome = outcome_of(state, table_id, created_at, actor, shown);
+        if state.version == entry.table.as_ref().map_or(0, |t| t.version) {
+            outcome.turn_deadline_ms = entry.turn_deadline_ms();
+        }
+        Ok(Some(outcome))
     }
 
     /// [`Self::answered`] for a caller that does not hold the table's lock.
