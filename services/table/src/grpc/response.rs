@@ -174,6 +174,10 @@ pub(super) fn view_in(outcome: &Outcome, form: pb::SeatViewForm) -> pb::SeatView
         (None, Some(v)) => (v, false),
         (None, None) => return out,
     };
+    out.turn_deadline = outcome
+        .turn_deadline_ms
+        .and_then(|ms| DateTime::from_timestamp_millis(ms as i64))
+        .map(timestamp);
     let seat = v.seat as usize;
     out.phase = phase_of(v) as i32;
     out.turn_seat = v.turn_seat as i32;
