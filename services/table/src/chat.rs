@@ -201,6 +201,7 @@ impl Chat {
         table: Uuid,
         sender: &str,
         seat: Seat,
+        occupants: &[Option<String>; 4],
         partners: bool,
         partner: bool,
         request_id: &str,
@@ -238,10 +239,21 @@ impl Chat {
             text,
             sent_at_ms: sent_at.timestamp_millis(),
         };
+        // A partner message is for the players in the team's seats now, and only them.
+        let recipients: Option<Vec<&str>> = match channel {
+            Channel::Table => None,
+            Channel::Team(team) => Some(
+                [team, team + 2]
+                    .iter()
+                    .filter_map(|s| occupants[*s as usize].as_deref())
+                    .collect(),
+            ),
+        };
         let inserted = sqlx::query(
             "INSERT INTO chat_messages \
-             (message_id, table_id, channel, sender, sender_seat, request_id, body, sent_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             (message_id, table_id, channel, sender, sender_seat, request_id, body, sent_at, \
+              recipients) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              ON CONFLICT (table_id, sender, request_id) DO NOTHING",
         )
         .bind(id)
@@ -252,6 +264,7 @@ impl Chat {
         .bind(request_id)
         .bind(&message.text)
         .bind(sent_at)
+        .bind(recipients)
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 0 {
@@ -304,14 +317,16 @@ impl Chat {
         Ok(())
     }
 
-    /// The messages the reader may read at `table`, kept ones first (as `seat`, where it sits
-    /// when the stream opens), then live ones, until the receiver is dropped. Every live message
+    /// The messages `reader` may read at `table`, kept ones first (as `seat`, where it sits
+    /// when the stream opens: the table's, and the partner messages sent to it in that team),
+    /// then live ones, until the receiver is dropped. Every live message
     /// is checked against where the reader sits when it arrives ([`SeatNow`]): a partner message
     /// goes only to a reader in that team's seats then, and a reader who sits nowhere any more
     /// gets [`ChatError::NotSeated`] and the stream ends.
     pub async fn watch(
         &self,
         table: Uuid,
+        reader: &str,
         seat: Seat,
         seat_now: SeatNow,
     ) -> Result<mpsc::Receiver<Result<ChatMessage, ChatError>>, ChatError> {
@@ -330,11 +345,13 @@ impl Chat {
             .map_err(nats_error)?;
         let sql = format!(
             "SELECT {COLUMNS} FROM chat_messages \
-             WHERE table_id = $1 AND channel IN ('table', $2) ORDER BY seq"
+             WHERE table_id = $1 AND (channel = 'table' OR (channel = $2 \
+               AND (recipients IS NULL OR $3 = ANY(recipients)))) ORDER BY seq"
         );
         let kept: Vec<ChatMessage> = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(table)
             .bind(team.stored())
+            .bind(reader)
             .fetch_all(&self.pool)
             .await?
             .iter()

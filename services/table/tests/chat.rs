@@ -201,3 +201,67 @@ async fn partner_messages_never_reach_opponents_and_limits_are_precise() {
     drop((streams, late));
     app.stop().await;
 }
+
+/// A partner message is for whoever sits in the team's seats when it is sent: a player who sits
+/// down in that team later never reads it from the kept history, and reads the ones sent after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partner_message_sent_before_a_player_sat_down_stays_unread_by_them() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(&infra, &[]);
+    let app = Replica::start(&settings, clock()).await;
+    let channel = connect(app.port).await;
+    let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
+    let mut people: Vec<Client> = (0..3)
+        .map(|i| {
+            Client::new(
+                channel.clone(),
+                &settings,
+                &format!("p{i}-{}", uuid()),
+                &["player"],
+            )
+        })
+        .collect();
+    let names: Vec<String> = people[..2].iter().map(Client::player).collect();
+    // Seats 0 and 1 taken, 2 (seat 0's partner) and 3 free.
+    let table = create(&mut admin, 1, true, &names, None).await;
+    say(
+        &mut people[0],
+        &table,
+        pb::ChatChannel::Partner,
+        "before you sat",
+    )
+    .await
+    .unwrap();
+    people[2].join(&table, 2).await;
+    say(
+        &mut people[0],
+        &table,
+        pb::ChatChannel::Partner,
+        "after you sat",
+    )
+    .await
+    .unwrap();
+    say(&mut people[1], &table, pb::ChatChannel::Table, "hello all")
+        .await
+        .unwrap();
+    let mut late = open(&mut people[2], &table).await;
+    let got = read_until(&mut late, "hello all").await;
+    assert_eq!(
+        got,
+        vec!["after you sat".to_owned(), "hello all".to_owned()]
+    );
+    let mut sender = open(&mut people[0], &table).await;
+    let got = read_until(&mut sender, "hello all").await;
+    assert_eq!(
+        got,
+        vec![
+            "before you sat".to_owned(),
+            "after you sat".to_owned(),
+            "hello all".to_owned()
+        ]
+    );
+    drop((late, sender));
+    app.stop().await;
+}

@@ -39,6 +39,7 @@ pub(super) async fn send_chat_message(
             id,
             &caller,
             seat,
+            &table.seats,
             table.rules.partners,
             partner,
             rid,
@@ -67,11 +68,15 @@ pub(super) async fn watch_chat(
     // Only a stream of a table that exists, to a seated caller, counts against the limit.
     let slot = api.streams.take(&caller)?;
     let tables = api.tables.clone();
+    let reader = caller.clone();
     let seat_now: SeatNow = std::sync::Arc::new(move || {
         let (tables, caller) = (tables.clone(), caller.clone());
         Box::pin(async move { tables.seat_of(id, &caller).await.map_err(|e| e.to_string()) })
     });
-    let rx = chat.watch(id, seat, seat_now).await.map_err(status_of)?;
+    let rx = chat
+        .watch(id, &reader, seat, seat_now)
+        .await
+        .map_err(status_of)?;
     use tonic::codegen::tokio_stream::StreamExt;
     let stream = ReceiverStream::new(rx).map(move |m| {
         let _open = &slot;
