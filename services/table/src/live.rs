@@ -33,15 +33,17 @@ pub struct Live {
 }
 
 impl AppendObserver for Live {
-    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) -> Option<Arming> {
+    fn next_due(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) -> Option<Arming> {
         let now = self.deadlines.now_ms();
-        let arming = next_due(table_id, after, events, now, self.settings.bot_pace_ms);
+        next_due(table_id, after, events, now, self.settings.bot_pace_ms)
+    }
+
+    fn appended(&self, table_id: Uuid, version: u64, arming: Option<Arming>) {
         let _ = self.tx.send(Appended {
             table_id,
-            version: after.version,
+            version,
             arming,
         });
-        arming
     }
 
     fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<(Due, u64)>> {

@@ -31,16 +31,21 @@ impl Entry {
     /// it: `None` between hands, after the match, or when the table moved on through another
     /// process (or before this one started).
     pub(super) fn turn_deadline_ms(&self) -> Option<u64> {
-        let table = self.table.as_ref()?;
-        self.deadline
-            .filter(|(due, _)| Arming::due_now(due, table))
-            .map(|(_, at)| at)
+        due_at(self.deadline, self.table.as_ref()?)
     }
 
-    /// Follows what an append armed (see [`Arming::deadline_after`]).
-    pub(super) fn armed(&mut self, arming: Option<Arming>) {
-        self.deadline = arming.map(|a| a.deadline_after(self.deadline));
+    /// What the table's deadline becomes once an append arms `arming` (see
+    /// [`Arming::deadline_after`]).
+    pub(super) fn deadline_after(&self, arming: Option<Arming>) -> Option<(Due, u64)> {
+        arming.map(|a| a.deadline_after(self.deadline))
     }
+}
+
+/// When `deadline` falls due, if it is what `table` waits for now.
+pub(super) fn due_at(deadline: Option<(Due, u64)>, table: &Table) -> Option<u64> {
+    deadline
+        .filter(|(due, _)| Arming::due_now(due, table))
+        .map(|(_, at)| at)
 }
 
 /// A locked cache slot (see [`Tables::lock_entry`]).

@@ -71,8 +71,13 @@ pub enum ServiceError {
 /// Told by [`Tables`] after every append in this process (turn deadlines and bot moves:
 /// `live::Live`).
 pub trait AppendObserver: Send + Sync {
-    /// Arms what is due next at the table, and says what that is (none: nothing is due).
-    fn appended(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) -> Option<Arming>;
+    /// What will be due next at the table once `events` are stored, leaving it as `after`
+    /// (none: nothing). Decided before the append, so the command's stored answer carries the
+    /// deadline it showed.
+    fn next_due(&self, table_id: Uuid, after: &Table, events: &[TableEvent]) -> Option<Arming>;
+
+    /// The append that left the table at `version` is stored: arm what [`Self::next_due`] said.
+    fn appended(&self, table_id: Uuid, version: u64, arming: Option<Arming>);
 
     /// What is armed at the table now and when it falls due, whichever process armed it (none:
     /// nothing, or it cannot tell).

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
 use tracing::Instrument;
 
-use super::cache::Entry;
+use super::cache::{Entry, due_at};
 use super::read::{outcome_of, summary};
 use super::watch::Feed;
 use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
@@ -33,6 +33,9 @@ enum Answer {
         last: u64,
         /// The seat the events were shown to (the caller's, before or after the command).
         viewer: Option<Seat>,
+        /// The turn deadline the answer showed (ms since the Unix epoch), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deadline: Option<u64>,
     },
     Outcome(Box<Outcome>),
 }
@@ -164,10 +167,15 @@ impl Tables {
         let table = Table::replay(&decision.events, seeds);
         // Like any command's, the answer is rebuilt from the store on a retry: the creation time
         // is the stored one, which this process learns only from the append.
+        let arming = self
+            .observer
+            .as_ref()
+            .and_then(|o| o.next_due(table_id, &table, &decision.events));
         let answer = Answer::Versions {
             first: 1,
             last: table.version,
             viewer: table.seat_of(actor),
+            deadline: None,
         };
         let response = serde_json::to_vec(&answer).expect("answers serialize");
         let metadata = Metadata {
@@ -191,11 +199,12 @@ impl Tables {
         match appended {
             Ok(stored) => {
                 if let Some(observer) = &self.observer {
-                    let armed = observer.appended(table_id, &table, &decision.events);
+                    observer.appended(table_id, table.version, arming);
                     // Held for the views once the table is loaded (a table of four bots plays
                     // at once).
-                    if armed.is_some() {
-                        self.lock_entry(table_id).await.armed(armed);
+                    if arming.is_some() {
+                        let mut entry = self.lock_entry(table_id).await;
+                        entry.deadline = entry.deadline_after(arming);
                     }
                 }
                 let created_at = stored.first().map(|e| e.recorded_at);
@@ -364,10 +373,18 @@ impl Tables {
         let first = before + 1;
         after.apply(&decision);
         let viewer = after.seat_of(actor).or(seated_before);
+        // What falls due next, decided now so the stored answer carries the deadline it shows.
+        let arming = self
+            .observer
+            .as_ref()
+            .and_then(|o| o.next_due(table_id, &after, &decision.events));
+        let deadline = entry.deadline_after(arming);
+        let shown_deadline = due_at(deadline, &after);
         let answer = Answer::Versions {
             first,
             last: after.version,
             viewer,
+            deadline: shown_deadline,
         };
         let response = serde_json::to_vec(&answer).expect("answers serialize");
         let revealed = decision.events.iter().find_map(|e| match e {
@@ -398,9 +415,9 @@ impl Tables {
                 let version = after.version;
                 tracing::Span::current().record("okey.table.version", version);
                 if let Some(observer) = &self.observer {
-                    let armed = observer.appended(table_id, &after, &decision.events);
-                    entry.armed(armed);
+                    observer.appended(table_id, version, arming);
                 }
+                entry.deadline = deadline;
                 let shown = decision
                     .events
                     .iter()
@@ -410,7 +427,7 @@ impl Tables {
                 let mut outcome = outcome_of(&after, table_id, entry.created_at, actor, shown);
                 let finished = after.phase == Phase::Finished;
                 entry.table = Some(after);
-                outcome.turn_deadline_ms = entry.turn_deadline_ms();
+                outcome.turn_deadline_ms = shown_deadline;
                 // Still under the table's lock: the publisher and the update streams get a
                 // table's events in version order.
                 let feed = self.feed(table_id);
@@ -453,13 +470,14 @@ impl Tables {
             tracing::error!(%table_id, error = %e, "a stored answer does not decode");
             ServiceError::StoredAnswer
         })?;
-        let (first, last, viewer) = match answer {
+        let (first, last, viewer, deadline) = match answer {
             Answer::Outcome(outcome) => return Ok(Some(*outcome)),
             Answer::Versions {
                 first,
                 last,
                 viewer,
-            } => (first, last, viewer),
+                deadline,
+            } => (first, last, viewer, deadline),
         };
         if entry.table.as_ref().is_none_or(|t| t.version < last) {
             self.catch_up(table_id, entry).await?;
@@ -481,9 +499,7 @@ impl Tables {
             .map(|e| (e.version, show(&e.event, viewer, |n| state.seed(n))))
             .collect();
         let mut outcome = outcome_of(state, table_id, created_at, actor, shown);
-        if state.version == entry.table.as_ref().map_or(0, |t| t.version) {
-            outcome.turn_deadline_ms = entry.turn_deadline_ms();
-        }
+        outcome.turn_deadline_ms = deadline;
         Ok(Some(outcome))
     }
 
