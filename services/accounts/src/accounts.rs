@@ -5,7 +5,14 @@
 //! Every sign-in starts a family; RefreshSession marks the presented token used and issues its
 //! child in the same family. A used token presented again means it was copied: the whole family
 //! is revoked and the caller gets `refresh_token_reused`. The one exception is a retry of the
-//! same rotation (same client request id): the child it made is revoked and a new one issued.
+//! same rotation (same client request id) while the child it made is still unused: that child is
+//! revoked and a new one issued. Once the child has been used, the retry is a reuse like any
+//! other, so a copied token and request id cannot fork a family that goes on elsewhere.
+//!
+//! Client request ids: tokens are never stored, so a retried sign-in (guest, password, upgrade)
+//! signs in again and returns a new session. What is kept in `handled_requests` is what a retry
+//! must answer the same: which call created a guest (`created`), that an upgrade was made, and the
+//! profile an UpdateProfile answered.
 
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
@@ -79,6 +86,9 @@ pub enum AccountsError {
     /// Redis failed (sign-in limits).
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    /// The stored answer to a handled request cannot be read by this build.
+    #[error("the stored answer to this request_id cannot be read")]
+    StoredAnswerUnreadable,
     /// Signing or hashing failed.
     #[error("internal: {0}")]
     Internal(String),
@@ -126,6 +136,93 @@ pub struct Account {
     pub created_at: DateTime<Utc>,
     /// Profile last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+impl Account {
+    /// The account's public profile.
+    pub fn profile(&self) -> Profile {
+        Profile {
+            player_id: self.player_id,
+            display_name: self.display_name.clone(),
+            avatar_ref: self.avatar_ref.clone(),
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// A player's public profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// Player id.
+    pub player_id: Uuid,
+    /// Display name.
+    pub display_name: String,
+    /// Avatar reference.
+    pub avatar_ref: String,
+    /// Profile last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The answer of an UpdateProfile as kept in `handled_requests.response` (JSON), for its retries.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredProfile {
+    display_name: String,
+    avatar_ref: String,
+    /// Microseconds since the Unix epoch (PostgreSQL keeps no finer).
+    updated_at_micros: i64,
+}
+
+impl StoredProfile {
+    fn of(profile: &Profile) -> Self {
+        StoredProfile {
+            display_name: profile.display_name.clone(),
+            avatar_ref: profile.avatar_ref.clone(),
+            updated_at_micros: profile.updated_at.timestamp_micros(),
+        }
+    }
+
+    fn read(player_id: Uuid, bytes: &[u8]) -> Result<Profile, AccountsError> {
+        let stored: StoredProfile =
+            serde_json::from_slice(bytes).map_err(|_| AccountsError::StoredAnswerUnreadable)?;
+        Ok(Profile {
+            player_id,
+            display_name: stored.display_name,
+            avatar_ref: stored.avatar_ref,
+            updated_at: DateTime::from_timestamp_micros(stored.updated_at_micros)
+                .ok_or(AccountsError::StoredAnswerUnreadable)?,
+        })
+    }
+}
+
+/// The key of a device in `handled_requests.caller` (before sign-in there is no player), apart
+/// from player ids.
+fn device_caller(device_id: &str) -> String {
+    format!("device:{device_id}")
+}
+
+/// A device id as kept: without surrounding white space, 8–128 characters. Empty is
+/// `missing_field` when `required`, else `None`; another length is `invalid_device_id`.
+fn checked_device_id(value: &str, required: bool) -> Result<Option<&str>, AccountsError> {
+    let value = value.trim();
+    if value.is_empty() {
+        return if required {
+            Err(invalid(
+                "device_id",
+                Reason::MissingField,
+                "device_id is required",
+            ))
+        } else {
+            Ok(None)
+        };
+    }
+    if !(8..=128).contains(&value.chars().count()) {
+        return Err(invalid(
+            "device_id",
+            Reason::InvalidDeviceId,
+            "device_id must be 8–128 characters",
+        ));
+    }
+    Ok(Some(value))
 }
 
 /// A signed-in session. `Debug` never shows the tokens.
@@ -299,20 +396,15 @@ impl Accounts {
     }
 
     /// Signs in the guest of `device_id`, creating it on first use. Returns whether it was
-    /// created.
+    /// created by this call or by an earlier one with the same `request_id` (a retry): the call
+    /// that creates a guest keeps its request id in `handled_requests`.
     pub async fn sign_in_as_guest(
         &self,
+        request_id: &str,
         device_id: &str,
         display_name: &str,
     ) -> Result<(Account, Session, bool), AccountsError> {
-        let device_id = device_id.trim();
-        if !(8..=128).contains(&device_id.chars().count()) {
-            return Err(invalid(
-                "device_id",
-                Reason::MissingField,
-                "device_id must be 8–128 characters",
-            ));
-        }
+        let device_id = checked_device_id(device_id, true)?.unwrap_or_default();
         let display_name = display_name.trim();
         if display_name.chars().count() > 24 {
             return Err(invalid(
@@ -328,7 +420,17 @@ impl Accounts {
                 .fetch_optional(&mut *tx)
                 .await?;
         let (player_id, created) = match existing {
-            Some(id) => (id, false),
+            Some(id) => {
+                let created_by_this_request: Option<i32> = sqlx::query_scalar(
+                    "SELECT 1 FROM handled_requests
+                     WHERE caller = $1 AND request_id = $2 AND rpc = 'SignInAsGuest'",
+                )
+                .bind(device_caller(device_id))
+                .bind(request_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+                (id, created_by_this_request.is_some())
+            }
             None => {
                 let id = Uuid::new_v4();
                 let name = if display_name.is_empty() {
@@ -357,8 +459,17 @@ impl Accounts {
                 if bound.rows_affected() == 0 {
                     // Another call for this device won the race: use its guest.
                     tx.rollback().await?;
-                    return Box::pin(self.sign_in_as_guest(device_id, display_name)).await;
+                    return Box::pin(self.sign_in_as_guest(request_id, device_id, display_name))
+                        .await;
                 }
+                sqlx::query(
+                    "INSERT INTO handled_requests (request_id, caller, rpc, response)
+                     VALUES ($1, $2, 'SignInAsGuest', '') ON CONFLICT DO NOTHING",
+                )
+                .bind(request_id)
+                .bind(device_caller(device_id))
+                .execute(&mut *tx)
+                .await?;
                 (id, true)
             }
         };
@@ -375,7 +486,8 @@ impl Accounts {
     }
 
     /// Turns the caller's guest account into a permanent one, same player id. Every earlier
-    /// session of the guest is ended; a new one is returned.
+    /// session of the guest is ended; a new one is returned. A retry (same request id, username
+    /// and password) after the upgrade returns the account with another new session.
     pub async fn upgrade_guest(
         &self,
         player_id: Uuid,
@@ -388,8 +500,8 @@ impl Accounts {
         let mut tx = self.pool.begin().await?;
         let account = lock_account(&mut tx, player_id).await?;
         if account.kind == AccountKind::Permanent {
-            // A retry of the upgrade that made it permanent gets a session; anything else is
-            // refused.
+            // A retry of the upgrade that made it permanent, with the same username and
+            // password, gets a session; anything else is refused (no way around the password).
             let handled: Option<i32> = sqlx::query_scalar(
                 "SELECT 1 FROM handled_requests WHERE caller = $1 AND request_id = $2 AND rpc = 'UpgradeGuest'",
             )
@@ -397,10 +509,19 @@ impl Accounts {
             .bind(request_id)
             .fetch_optional(&mut *tx)
             .await?;
-            if handled.is_none()
-                || request_id.is_empty()
-                || account.username.as_deref() != Some(&username)
-            {
+            if handled.is_none() || account.username.as_deref() != Some(&username) {
+                return Err(AccountsError::NotAGuest);
+            }
+            let hash: Option<String> =
+                sqlx::query_scalar("SELECT password_hash FROM accounts WHERE player_id = $1")
+                    .bind(player_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            let same_password = match hash {
+                Some(hash) => self.verify_password(password, hash).await,
+                None => false,
+            };
+            if !same_password {
                 return Err(AccountsError::NotAGuest);
             }
         } else {
@@ -427,15 +548,13 @@ impl Accounts {
             .bind(player_id)
             .execute(&mut *tx)
             .await?;
-            if !request_id.is_empty() {
-                sqlx::query(
-                    "INSERT INTO handled_requests (request_id, caller, rpc, response) VALUES ($1, $2, 'UpgradeGuest', '') ON CONFLICT DO NOTHING",
-                )
-                .bind(request_id)
-                .bind(player_id.to_string())
-                .execute(&mut *tx)
-                .await?;
-            }
+            sqlx::query(
+                "INSERT INTO handled_requests (request_id, caller, rpc, response) VALUES ($1, $2, 'UpgradeGuest', '') ON CONFLICT DO NOTHING",
+            )
+            .bind(request_id)
+            .bind(player_id.to_string())
+            .execute(&mut *tx)
+            .await?;
         }
         let account = load_account(&mut tx, player_id).await?;
         let session = self
@@ -446,14 +565,17 @@ impl Accounts {
         Ok((account, session))
     }
 
-    /// Signs in with username and password, within the attempt limits of `address`.
+    /// Signs in with username and password, within the attempt limits of `address`. Every call
+    /// is an attempt (a retry too) and a success starts a new session. `device_id` is optional
+    /// (empty for none).
     pub async fn sign_in(
         &self,
         username: &str,
         password: &Secret<String>,
-        device_id: Option<&str>,
+        device_id: &str,
         address: &str,
     ) -> Result<(Account, Session), AccountsError> {
+        let device_id = checked_device_id(device_id, false)?;
         let username = username.trim().to_lowercase();
         if username.is_empty() || username.len() > 64 || password.expose().len() > 256 {
             return Err(AccountsError::InvalidCredentials);
@@ -527,26 +649,21 @@ impl Accounts {
         if used_at.is_some() {
             let retry = !request_id.is_empty() && used_by_request.as_deref() == Some(request_id);
             if !retry {
-                let revoked = sqlx::query(
-                    "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'reused'
-                     WHERE family_id = $1 AND revoked_at IS NULL",
-                )
-                .bind(family)
-                .execute(&mut *tx)
-                .await?;
-                tx.commit().await?;
-                tracing::warn!(player = %player_id, %family, revoked = revoked.rows_affected(),
-                    "refresh token reused: family revoked");
-                return Err(AccountsError::RefreshTokenReused);
+                return self.revoke_reused(tx, player_id, family).await;
             }
-            // The same rotation again: its first answer was lost. Replace the child it made.
-            sqlx::query(
+            // The same rotation again: its first answer was lost. Replace the child it made,
+            // if that child is still unused; once used, its answer was not lost and this is a
+            // reuse.
+            let replaced = sqlx::query(
                 "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'retried'
                  WHERE parent_sha256 = $1 AND used_at IS NULL AND revoked_at IS NULL",
             )
             .bind(&hash)
             .execute(&mut *tx)
             .await?;
+            if replaced.rows_affected() == 0 {
+                return self.revoke_reused(tx, player_id, family).await;
+            }
         } else {
             sqlx::query(
                 "UPDATE refresh_tokens SET used_at = now(), used_by_request = $2 WHERE token_sha256 = $1",
@@ -563,6 +680,27 @@ impl Accounts {
         tx.commit().await?;
         tracing::info!(player = %player_id, "session refreshed");
         Ok(session)
+    }
+
+    /// A used refresh token came back: revokes its whole family and answers
+    /// `refresh_token_reused`.
+    async fn revoke_reused(
+        &self,
+        mut tx: Transaction<'_, Postgres>,
+        player_id: Uuid,
+        family: Uuid,
+    ) -> Result<Session, AccountsError> {
+        let revoked = sqlx::query(
+            "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'reused'
+             WHERE family_id = $1 AND revoked_at IS NULL",
+        )
+        .bind(family)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        tracing::warn!(player = %player_id, %family, revoked = revoked.rows_affected(),
+            "refresh token reused: family revoked");
+        Err(AccountsError::RefreshTokenReused)
     }
 
     /// Ends the session of `refresh_token`, or every session of its player. An unknown token
@@ -609,12 +747,14 @@ impl Accounts {
         load_account(&mut conn, player_id).await
     }
 
-    /// Changes the caller's own profile.
+    /// Changes the caller's own profile. A retry (same `request_id`) returns the profile the
+    /// first call returned and changes nothing, whatever changed since.
     pub async fn update_profile(
         &self,
         player_id: Uuid,
+        request_id: &str,
         change: ProfileChange,
-    ) -> Result<Account, AccountsError> {
+    ) -> Result<Profile, AccountsError> {
         if let Some(name) = &change.display_name {
             let n = name.trim().chars().count();
             if !(1..=24).contains(&n) {
@@ -626,7 +766,7 @@ impl Accounts {
             }
         }
         if let Some(avatar) = &change.avatar_ref
-            && (avatar.len() > 256 || avatar.chars().any(char::is_control))
+            && (avatar.chars().count() > 256 || avatar.chars().any(char::is_control))
         {
             return Err(invalid(
                 "profile.avatar_ref",
@@ -634,19 +774,44 @@ impl Accounts {
                 "avatar_ref must be at most 256 printable characters",
             ));
         }
-        let updated = sqlx::query(
+        let mut tx = self.pool.begin().await?;
+        // Holding the account's row also makes a retry wait for the call it repeats.
+        lock_account(&mut tx, player_id).await?;
+        let caller = player_id.to_string();
+        let handled: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT response FROM handled_requests
+             WHERE caller = $1 AND request_id = $2 AND rpc = 'UpdateProfile'",
+        )
+        .bind(&caller)
+        .bind(request_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(answer) = handled {
+            return StoredProfile::read(player_id, &answer);
+        }
+        sqlx::query(
             "UPDATE accounts SET display_name = COALESCE($2, display_name),
                 avatar_ref = COALESCE($3, avatar_ref), updated_at = now() WHERE player_id = $1",
         )
         .bind(player_id)
         .bind(change.display_name.map(|n| n.trim().to_owned()))
         .bind(change.avatar_ref)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
-        if updated.rows_affected() == 0 {
-            return Err(AccountsError::NotFound);
-        }
-        self.account(player_id).await
+        let profile = load_account(&mut tx, player_id).await?.profile();
+        let answer = serde_json::to_vec(&StoredProfile::of(&profile))
+            .map_err(|e| AccountsError::Internal(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO handled_requests (request_id, caller, rpc, response)
+             VALUES ($1, $2, 'UpdateProfile', $3) ON CONFLICT DO NOTHING",
+        )
+        .bind(request_id)
+        .bind(&caller)
+        .bind(answer)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(profile)
     }
 
     /// A player's statistics.

@@ -13,7 +13,9 @@ use okey_proto::v1::accounts_service_server::AccountsService;
 use tonic::{Request, Response, Status};
 use uuid::Uuid;
 
-use crate::accounts::{Account, AccountKind, Accounts, AccountsError, ProfileChange, Session};
+use crate::accounts::{
+    Account, AccountKind, Accounts, AccountsError, Profile, ProfileChange, Session,
+};
 
 /// The AccountsService implementation.
 #[derive(Clone)]
@@ -62,6 +64,13 @@ pub fn to_status(error: AccountsError) -> Status {
                 "a dependency of the accounts service is unavailable; retry",
             )
         }
+        e @ AccountsError::StoredAnswerUnreadable => {
+            tracing::error!(error = %e, "a stored answer cannot be read");
+            status::error(
+                Reason::StoredAnswerUnreadable,
+                format!("{e}; the request was handled once and is not played again"),
+            )
+        }
         e @ AccountsError::Internal(_) => {
             tracing::error!(error = %e, "internal error");
             status::internal()
@@ -76,16 +85,6 @@ fn texts(fields: &[(&str, &str)]) -> Result<(), Status> {
         .try_for_each(|(field, value)| fields::text(field, value).map(drop))
 }
 
-/// A request's `request_id`: accounts accepts an empty one (sign-in calls sent before request ids
-/// were asked for); any other is checked as every service checks it.
-fn request_id(value: &str) -> Result<&str, Status> {
-    if value.is_empty() {
-        Ok(value)
-    } else {
-        fields::request_id(value)
-    }
-}
-
 fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
     request
         .extensions()
@@ -94,13 +93,21 @@ fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
         .ok_or_else(|| to_status(AccountsError::Unauthenticated))
 }
 
-/// Reads `players/{id}` or `players/me` (then `suffix`, e.g. `/statistics`).
+/// Reads `players/{id}` or `players/me` (then `suffix`, e.g. `/statistics`). An empty name is
+/// `missing_field`, any other that is not of this form `invalid_name`.
 fn player_name(
     name: &str,
     suffix: &str,
     me: Option<Uuid>,
     field: &'static str,
 ) -> Result<Uuid, Status> {
+    if name.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::MissingField,
+            field,
+            format!("{field} is required: `players/{{player}}{suffix}` or `players/me{suffix}`"),
+        ));
+    }
     let bad = || {
         status::invalid_argument(
             Reason::InvalidName,
@@ -148,12 +155,12 @@ fn account_to_proto(a: &Account) -> pb::Account {
     }
 }
 
-fn profile_to_proto(a: &Account) -> pb::Profile {
+fn profile_to_proto(p: &Profile) -> pb::Profile {
     pb::Profile {
-        name: format!("players/{}", a.player_id),
-        display_name: a.display_name.clone(),
-        avatar_ref: a.avatar_ref.clone(),
-        update_time: Some(timestamp(a.updated_at)),
+        name: format!("players/{}", p.player_id),
+        display_name: p.display_name.clone(),
+        avatar_ref: p.avatar_ref.clone(),
+        update_time: Some(timestamp(p.updated_at)),
     }
 }
 
@@ -173,14 +180,14 @@ impl AccountsService for AccountsApi {
         request: Request<pb::SignInAsGuestRequest>,
     ) -> Result<Response<pb::SignInAsGuestResponse>, Status> {
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        fields::request_id(&r.request_id)?;
         texts(&[
             ("device_id", &r.device_id),
             ("display_name", &r.display_name),
         ])?;
         let (account, session, created) = self
             .accounts
-            .sign_in_as_guest(&r.device_id, &r.display_name)
+            .sign_in_as_guest(&r.request_id, &r.device_id, &r.display_name)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::SignInAsGuestResponse {
@@ -196,7 +203,7 @@ impl AccountsService for AccountsApi {
     ) -> Result<Response<pb::UpgradeGuestResponse>, Status> {
         let player = caller(&request)?;
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        fields::request_id(&r.request_id)?;
         texts(&[("username", &r.username), ("password", &r.password)])?;
         let password = Secret::new(r.password);
         let (account, session) = self
@@ -219,17 +226,16 @@ impl AccountsService for AccountsApi {
             .map(|a| a.ip().to_string())
             .unwrap_or_else(|| "unknown".to_owned());
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        fields::request_id(&r.request_id)?;
         texts(&[
             ("username", &r.username),
             ("password", &r.password),
             ("device_id", &r.device_id),
         ])?;
         let password = Secret::new(r.password);
-        let device = Some(r.device_id.as_str()).filter(|d| !d.is_empty());
         let (account, session) = self
             .accounts
-            .sign_in(&r.username, &password, device, &address)
+            .sign_in(&r.username, &password, &r.device_id, &address)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::SignInResponse {
@@ -243,7 +249,7 @@ impl AccountsService for AccountsApi {
         request: Request<pb::RefreshSessionRequest>,
     ) -> Result<Response<pb::RefreshSessionResponse>, Status> {
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        fields::request_id(&r.request_id)?;
         texts(&[("refresh_token", &r.refresh_token)])?;
         let token = Secret::new(r.refresh_token);
         let session = self
@@ -261,7 +267,7 @@ impl AccountsService for AccountsApi {
         request: Request<pb::SignOutRequest>,
     ) -> Result<Response<pb::SignOutResponse>, Status> {
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        fields::request_id(&r.request_id)?;
         texts(&[("refresh_token", &r.refresh_token)])?;
         let token = Secret::new(r.refresh_token);
         self.accounts
@@ -279,7 +285,7 @@ impl AccountsService for AccountsApi {
         let player = player_name(&request.get_ref().name, "", me, "name")?;
         let account = self.accounts.account(player).await.map_err(to_status)?;
         Ok(Response::new(pb::GetProfileResponse {
-            profile: Some(profile_to_proto(&account)),
+            profile: Some(profile_to_proto(&account.profile())),
         }))
     }
 
@@ -289,7 +295,7 @@ impl AccountsService for AccountsApi {
     ) -> Result<Response<pb::UpdateProfileResponse>, Status> {
         let me = caller(&request)?;
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        fields::request_id(&r.request_id)?;
         let profile = r.profile.unwrap_or_default();
         texts(&[
             ("profile.display_name", &profile.display_name),
@@ -315,13 +321,13 @@ impl AccountsService for AccountsApi {
             display_name: wants("display_name").then_some(profile.display_name),
             avatar_ref: wants("avatar_ref").then_some(profile.avatar_ref),
         };
-        let account = self
+        let profile = self
             .accounts
-            .update_profile(me, change)
+            .update_profile(me, &r.request_id, change)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::UpdateProfileResponse {
-            profile: Some(profile_to_proto(&account)),
+            profile: Some(profile_to_proto(&profile)),
         }))
     }
 

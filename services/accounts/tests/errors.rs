@@ -245,3 +245,267 @@ async fn reflection_serves_the_google_rpc_error_details() {
     assert!(unknown.is_err(), "{unknown:?}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn an_empty_request_id_is_refused_by_every_command() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let me = guest(&mut client).await;
+    let session = me.session.unwrap();
+    let before = stored_accounts(&app).await;
+
+    let guest_sign_in = client
+        .sign_in_as_guest(guest_request("", &device(), ""))
+        .await
+        .unwrap_err();
+    let sign_in = client
+        .sign_in(pb::SignInRequest {
+            request_id: String::new(),
+            username: "nobody_here".into(),
+            password: "a long enough password".into(),
+            device_id: String::new(),
+        })
+        .await
+        .unwrap_err();
+    let upgrade = client
+        .upgrade_guest(bearer(
+            pb::UpgradeGuestRequest {
+                request_id: String::new(),
+                username: "ayse_k".into(),
+                password: "a long enough password".into(),
+            },
+            &session.access_token,
+        ))
+        .await
+        .unwrap_err();
+    let refresh = client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: String::new(),
+            refresh_token: session.refresh_token.clone(),
+        })
+        .await
+        .unwrap_err();
+    let sign_out = client
+        .sign_out(pb::SignOutRequest {
+            request_id: String::new(),
+            refresh_token: session.refresh_token.clone(),
+            everywhere: true,
+        })
+        .await
+        .unwrap_err();
+    let profile = client
+        .update_profile(bearer(
+            pb::UpdateProfileRequest {
+                request_id: String::new(),
+                profile: Some(pb::Profile {
+                    name: "players/me".into(),
+                    display_name: "Ayşe".into(),
+                    ..Default::default()
+                }),
+                update_mask: None,
+            },
+            &session.access_token,
+        ))
+        .await
+        .unwrap_err();
+    for refused in [guest_sign_in, sign_in, upgrade, refresh, sign_out, profile] {
+        assert_invalid(&refused, "invalid_request_id");
+        let details = refused.get_error_details();
+        assert_eq!(
+            details.bad_request().unwrap().field_violations[0].field,
+            "request_id"
+        );
+    }
+
+    // Nothing was done: no guest, the session still refreshes, the profile is unchanged.
+    assert_eq!(stored_accounts(&app).await, before, "nothing was stored");
+    client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: "r1".into(),
+            refresh_token: session.refresh_token,
+        })
+        .await
+        .expect("the session was neither used nor ended");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_device_id_of_the_wrong_length_is_invalid_device_id_and_an_empty_one_missing_field() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let before = stored_accounts(&app).await;
+
+    for (device_id, why) in [
+        ("", "missing_field"),
+        ("   ", "missing_field"),
+        ("short", "invalid_device_id"),
+        (" 1234567 ", "invalid_device_id"),
+        (&"d".repeat(129), "invalid_device_id"),
+    ] {
+        let refused = client
+            .sign_in_as_guest(guest_request("r1", device_id, ""))
+            .await
+            .unwrap_err();
+        assert_invalid(&refused, why);
+        let details = refused.get_error_details();
+        assert_eq!(
+            details.bad_request().unwrap().field_violations[0].field,
+            "device_id"
+        );
+    }
+    assert_eq!(stored_accounts(&app).await, before, "nothing was stored");
+    // 8 and 128 characters (counted as characters: 128 of two bytes each) are device ids.
+    for device_id in ["12345678".to_owned(), "ç".repeat(128)] {
+        client
+            .sign_in_as_guest(guest_request("r2", &device_id, ""))
+            .await
+            .expect("a device id of 8–128 characters");
+    }
+
+    // SignIn's device id is optional, and when given the same length.
+    let refused = client
+        .sign_in(pb::SignInRequest {
+            request_id: "r3".into(),
+            username: "nobody_here".into(),
+            password: "a long enough password".into(),
+            device_id: "short".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_invalid(&refused, "invalid_device_id");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_avatar_ref_is_counted_in_characters() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let token = guest(&mut client).await.session.unwrap().access_token;
+    let update = |request_id: &str, avatar_ref: String| {
+        bearer(
+            pb::UpdateProfileRequest {
+                request_id: request_id.to_owned(),
+                profile: Some(pb::Profile {
+                    name: "players/me".into(),
+                    avatar_ref,
+                    ..Default::default()
+                }),
+                update_mask: Some(prost_types::FieldMask {
+                    paths: vec!["avatar_ref".into()],
+                }),
+            },
+            &token,
+        )
+    };
+    // 256 characters of two bytes each: 512 bytes, and accepted.
+    let long = "é".repeat(256);
+    let profile = client
+        .update_profile(update("r1", long.clone()))
+        .await
+        .expect("256 characters are an avatar reference")
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(profile.avatar_ref, long);
+    let refused = client
+        .update_profile(update("r2", "é".repeat(257)))
+        .await
+        .unwrap_err();
+    assert_invalid(&refused, "invalid_avatar_ref");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_empty_name_is_missing_field_and_a_malformed_one_invalid_name() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let token = guest(&mut client).await.session.unwrap().access_token;
+    // GetAccount needs support staff: a guest given the role, and a session that carries it.
+    let staff = guest(&mut client).await;
+    let id = staff.account.unwrap().name.replace("players/", "");
+    sqlx::query("UPDATE accounts SET roles = ARRAY['player', 'support'] WHERE player_id = $1")
+        .bind(uuid::Uuid::parse_str(&id).unwrap())
+        .execute(&app.pool().await)
+        .await
+        .unwrap();
+    let support = client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: "r0".into(),
+            refresh_token: staff.session.unwrap().refresh_token,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+        .access_token;
+
+    for (name, why) in [
+        ("", "missing_field"),
+        ("players/", "invalid_name"),
+        ("players/foo", "invalid_name"),
+        ("tables/3f1c", "invalid_name"),
+    ] {
+        let profile = client
+            .get_profile(bearer(pb::GetProfileRequest { name: name.into() }, &token))
+            .await
+            .unwrap_err();
+        assert_invalid(&profile, why);
+        let statistics = client
+            .get_statistics(bearer(
+                pb::GetStatisticsRequest {
+                    name: if name.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{name}/statistics")
+                    },
+                },
+                &token,
+            ))
+            .await
+            .unwrap_err();
+        assert_invalid(&statistics, why);
+        let account = client
+            .get_account(bearer(
+                pb::GetAccountRequest { name: name.into() },
+                &support,
+            ))
+            .await
+            .unwrap_err();
+        assert_invalid(&account, why);
+        let update = client
+            .update_profile(bearer(
+                pb::UpdateProfileRequest {
+                    request_id: "r1".into(),
+                    profile: Some(pb::Profile {
+                        name: name.into(),
+                        display_name: "Ayşe".into(),
+                        ..Default::default()
+                    }),
+                    update_mask: None,
+                },
+                &token,
+            ))
+            .await
+            .unwrap_err();
+        assert_invalid(&update, why);
+        let details = update.get_error_details();
+        assert_eq!(
+            details.bad_request().unwrap().field_violations[0].field,
+            "profile.name"
+        );
+    }
+    app.stop().await;
+}

@@ -548,3 +548,249 @@ async fn statistics_follow_table_events_once() {
     assert!(!again, "an event id already counted is not counted again");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_retried_guest_sign_in_is_the_same_player_with_a_new_session_and_the_first_created() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let device = device();
+    let sign_in = |request_id: &str| pb::SignInAsGuestRequest {
+        request_id: request_id.to_owned(),
+        device_id: device.clone(),
+        display_name: String::new(),
+    };
+
+    let first_id = rid();
+    let first = client
+        .sign_in_as_guest(sign_in(&first_id))
+        .await
+        .unwrap()
+        .into_inner();
+    let retry = client
+        .sign_in_as_guest(sign_in(&first_id))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(first.created);
+    assert!(retry.created, "a retry answers `created` as the first call");
+    assert_eq!(retry.account, first.account, "the same player");
+    let (s1, s2) = (first.session.unwrap(), retry.session.unwrap());
+    assert_ne!(s1.refresh_token, s2.refresh_token, "a new session");
+    let later = client
+        .sign_in_as_guest(sign_in(&rid()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!later.created, "another sign-in did not create the guest");
+    assert_eq!(later.account, first.account);
+    // Every session works (none replaced another).
+    for token in [s1.refresh_token, s2.refresh_token] {
+        client
+            .refresh_session(pb::RefreshSessionRequest {
+                request_id: rid(),
+                refresh_token: token,
+            })
+            .await
+            .expect("each sign-in's session works");
+    }
+
+    // Once upgraded, the device alone no longer signs in: no way around the password.
+    client
+        .upgrade_guest(bearer(
+            pb::UpgradeGuestRequest {
+                request_id: rid(),
+                username: "device_owner".into(),
+                password: "correct horse battery".into(),
+            },
+            &later.session.unwrap().access_token,
+        ))
+        .await
+        .unwrap();
+    for request_id in [first_id, rid()] {
+        let refused = client
+            .sign_in_as_guest(sign_in(&request_id))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::PermissionDenied);
+        assert_eq!(reason(&refused), "not_a_guest");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_retried_upgrade_signs_in_again_only_with_the_same_username_and_password() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let g = guest(&mut client).await;
+    let name = g.account.unwrap().name;
+    let token = g.session.unwrap().access_token;
+    let upgrade = |request_id: &str, username: &str, password: &str| {
+        bearer(
+            pb::UpgradeGuestRequest {
+                request_id: request_id.to_owned(),
+                username: username.to_owned(),
+                password: password.to_owned(),
+            },
+            &token,
+        )
+    };
+
+    let id = rid();
+    let first = client
+        .upgrade_guest(upgrade(&id, "Selin_Y", "correct horse battery"))
+        .await
+        .unwrap()
+        .into_inner();
+    let retry = client
+        .upgrade_guest(upgrade(&id, " selin_y ", "correct horse battery"))
+        .await
+        .expect("a retry of the upgrade")
+        .into_inner();
+    assert_eq!(retry.account, first.account);
+    assert_eq!(retry.account.as_ref().unwrap().name, name);
+    assert_eq!(retry.account.unwrap().username, "selin_y");
+    assert_ne!(
+        retry.session.unwrap().refresh_token,
+        first.session.unwrap().refresh_token,
+        "a new session"
+    );
+    for (request_id, username, password) in [
+        (id.as_str(), "selin_y", "a wrong password!"),
+        (id.as_str(), "other_name", "correct horse battery"),
+        (&rid(), "selin_y", "correct horse battery"),
+    ] {
+        let refused = client
+            .upgrade_guest(upgrade(request_id, username, password))
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::PermissionDenied);
+        assert_eq!(reason(&refused), "not_a_guest");
+    }
+    // Usernames are not case-sensitive and surrounding spaces do not count.
+    let signed_in = client
+        .sign_in(pb::SignInRequest {
+            request_id: rid(),
+            username: "  SELIN_Y ".into(),
+            password: "correct horse battery".into(),
+            device_id: String::new(),
+        })
+        .await
+        .expect("the username in another case")
+        .into_inner();
+    assert_eq!(signed_in.account.unwrap().name, name);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_retried_refresh_is_a_reuse_once_its_new_token_was_used() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let refresh = |token: &str, request_id: &str| pb::RefreshSessionRequest {
+        request_id: request_id.to_owned(),
+        refresh_token: token.to_owned(),
+    };
+    let r1 = guest(&mut client).await.session.unwrap().refresh_token;
+    let rotation = rid();
+    let s2 = client
+        .refresh_session(refresh(&r1, &rotation))
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    // The client got its answer and used it.
+    let s3 = client
+        .refresh_session(refresh(&s2.refresh_token, &rid()))
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    // The first rotation sent again with its request id is no lost answer any more: a reuse.
+    let reused = client
+        .refresh_session(refresh(&r1, &rotation))
+        .await
+        .unwrap_err();
+    assert_eq!(reused.code(), Code::Unauthenticated);
+    assert_eq!(reason(&reused), "refresh_token_reused");
+    let after = client
+        .refresh_session(refresh(&s3.refresh_token, &rid()))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&after), "token_invalid", "the chain is ended");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_retried_profile_update_returns_the_first_answer_and_changes_nothing() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let token = guest(&mut client).await.session.unwrap().access_token;
+    let update = |request_id: &str, display_name: &str| {
+        bearer(
+            pb::UpdateProfileRequest {
+                request_id: request_id.to_owned(),
+                profile: Some(pb::Profile {
+                    name: "players/me".into(),
+                    display_name: display_name.to_owned(),
+                    avatar_ref: format!("avatars/{display_name}"),
+                    update_time: None,
+                }),
+                update_mask: None,
+            },
+            &token,
+        )
+    };
+
+    let late = rid();
+    let first = client
+        .update_profile(update(&late, "Ayşe"))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    let newer = client
+        .update_profile(update(&rid(), "Ayşe K"))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    // A late retry of the first change: its first answer, and the newer change stays.
+    let retry = client
+        .update_profile(update(&late, "Ayşe"))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(retry, first, "the first answer, update time included");
+    let now = client
+        .get_profile(bearer(
+            pb::GetProfileRequest {
+                name: "players/me".into(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(now, newer, "the retry changed nothing");
+    assert_eq!(now.display_name, "Ayşe K");
+    app.stop().await;
+}

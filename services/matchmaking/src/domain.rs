@@ -347,6 +347,10 @@ pub enum MatchmakingError {
     NotRoomHost,
     #[error("that player is not in the room")]
     NotRoomMember,
+    /// RemoveRoomMember naming the host (sent as `not_room_member`: the host is no member to
+    /// remove).
+    #[error("the host is not a member who can be removed: the host leaves with LeaveRoom")]
+    HostNotRemovable,
     #[error("{message}")]
     Invalid {
         field: String,

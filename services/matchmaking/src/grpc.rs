@@ -3,13 +3,18 @@
 //! hand, reads the caller the platform's authentication layer verified, and maps
 //! [`MatchmakingError`] to `tonic::Status` in one place ([`status_of`]). Requests are never
 //! logged: room passwords travel in them.
+//!
+//! Every handler checks its request before anything else: the `request_id` of a command
+//! ([`fields::request_id`]), then every string field ([`fields::text`]: no NUL, `invalid_text`),
+//! then the rest. The reasons it sends are those of matchmaking.proto's table (a test below holds
+//! the table to this crate's code).
 
-use std::collections::HashMap;
 use std::pin::Pin;
 
 use chrono::{DateTime, Utc};
 use okey_platform::Secret;
 use okey_platform::auth::Caller;
+use okey_platform::fields;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::matchmaking_service_server::MatchmakingService;
@@ -17,6 +22,7 @@ use okey_rules::Preset;
 use tonic::codegen::tokio_stream::Stream;
 use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
+use tonic_types::StatusExt;
 use uuid::Uuid;
 
 use crate::domain::{MatchmakingError, Room, RoomState, Ticket, TicketState, normalise_code};
@@ -25,8 +31,6 @@ use crate::wire::{
     bot_level_from_proto, bot_level_to_proto, invalid, rules_from_proto, rules_to_proto, timestamp,
 };
 
-/// Longest client request id.
-const MAX_REQUEST_ID: usize = 64;
 /// A room password's length, in characters.
 const PASSWORD_CHARS: std::ops::RangeInclusive<usize> = 4..=64;
 /// Rooms per lobby page unless asked, and at most.
@@ -53,10 +57,9 @@ pub fn status_of(error: MatchmakingError) -> Status {
         e @ MatchmakingError::TicketNotFound => {
             status::error(Reason::TicketNotFound, e.to_string())
         }
-        e @ MatchmakingError::TicketOpen(open) => status::with_metadata(
-            Reason::TicketOpen,
-            HashMap::from([("ticket".to_owned(), format!("tickets/{open}"))]),
-            e.to_string(),
+        e @ MatchmakingError::TicketOpen(open) => with_metadata(
+            precondition(Reason::TicketOpen, &e),
+            [("ticket", format!("tickets/{open}"))],
         ),
         e @ MatchmakingError::TicketClosed => precondition(Reason::TicketClosed, &e),
         e @ MatchmakingError::RoomNotFound => status::error(Reason::RoomNotFound, e.to_string()),
@@ -71,7 +74,9 @@ pub fn status_of(error: MatchmakingError) -> Status {
         e @ MatchmakingError::RoomClosed => precondition(Reason::RoomClosed, &e),
         e @ MatchmakingError::RoomNotFull => precondition(Reason::RoomNotFull, &e),
         e @ MatchmakingError::NotRoomHost => status::error(Reason::NotRoomHost, e.to_string()),
-        e @ MatchmakingError::NotRoomMember => precondition(Reason::NotRoomMember, &e),
+        e @ (MatchmakingError::NotRoomMember | MatchmakingError::HostNotRemovable) => {
+            precondition(Reason::NotRoomMember, &e)
+        }
         MatchmakingError::Invalid {
             field,
             reason,
@@ -92,6 +97,21 @@ pub fn status_of(error: MatchmakingError) -> Status {
             status::internal()
         }
     }
+}
+
+/// `status` with `extra` added to its ErrorInfo metadata (its other details kept).
+fn with_metadata<const N: usize>(status: Status, extra: [(&str, String); N]) -> Status {
+    let mut details = status.get_error_details();
+    let Some(info) = details.error_info() else {
+        return status;
+    };
+    let mut metadata = info.metadata.clone();
+    metadata.extend(extra.map(|(k, v)| (k.to_owned(), v)));
+    let reason = info.reason.clone();
+    let domain = info.domain.clone();
+    details.set_error_info(reason, domain, metadata);
+    let (code, message) = (status.code(), status.message().to_owned());
+    Status::with_error_details(code, message, details)
 }
 
 /// The calling player, as the authentication layer verified them.
@@ -115,14 +135,20 @@ fn caller_name<T>(request: &Request<T>) -> String {
 }
 
 fn request_id(id: &str) -> Result<&str, Status> {
-    if id.is_empty() || id.chars().count() > MAX_REQUEST_ID || id.chars().any(char::is_control) {
-        return Err(invalid(
-            "request_id",
-            Reason::InvalidRequestId,
-            "request_id must be 1–64 printable characters",
-        ));
-    }
-    Ok(id)
+    fields::request_id(id)
+}
+
+/// The string fields of a request (named as the request names them): text the service can keep,
+/// no NUL ([`fields::text`]: `invalid_text`).
+fn texts(fields: &[(&str, &str)]) -> Result<(), Status> {
+    fields
+        .iter()
+        .try_for_each(|(field, value)| fields::text(field, value).map(drop))
+}
+
+/// `rules.preset`, the one string field of a `RuleSet`.
+fn preset_text(rules: Option<&pb::RuleSet>) -> &str {
+    rules.map_or("", |r| r.preset.as_str())
 }
 
 fn resource_id(name: &str, collection: &str, field: &str) -> Result<Uuid, Status> {
@@ -224,16 +250,12 @@ impl MatchmakingService for MatchmakingApi {
         let player = caller(&request)?;
         let r = request.into_inner();
         let id = request_id(&r.request_id)?;
+        texts(&[("rules.preset", preset_text(r.rules.as_ref()))])?;
         let rules = rules_from_proto(r.rules.as_ref())?;
+        let bot_level = bot_level_from_proto(r.bot_level, "bot_level")?;
         let ticket = self
             .service
-            .find_table(
-                player,
-                id,
-                rules,
-                r.allow_bots,
-                bot_level_from_proto(r.bot_level),
-            )
+            .find_table(player, id, rules, r.allow_bots, bot_level)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::FindTableResponse {
@@ -246,6 +268,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::GetTicketRequest>,
     ) -> Result<Response<pb::GetTicketResponse>, Status> {
         let player = caller(&request)?;
+        texts(&[("name", &request.get_ref().name)])?;
         let id = resource_id(&request.get_ref().name, "tickets", "name")?;
         let ticket = self.service.ticket(player, id).await.map_err(status_of)?;
         Ok(Response::new(pb::GetTicketResponse {
@@ -260,6 +283,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::WatchTicketRequest>,
     ) -> Result<Response<Self::WatchTicketStream>, Status> {
         let player = caller(&request)?;
+        texts(&[("name", &request.get_ref().name)])?;
         let id = resource_id(&request.get_ref().name, "tickets", "name")?;
         let rx = self
             .service
@@ -283,6 +307,7 @@ impl MatchmakingService for MatchmakingApi {
         let player = caller(&request)?;
         let r = request.into_inner();
         request_id(&r.request_id)?;
+        texts(&[("name", &r.name)])?;
         let id = resource_id(&r.name, "tickets", "name")?;
         let ticket = self
             .service
@@ -302,7 +327,12 @@ impl MatchmakingService for MatchmakingApi {
         let name = caller_name(&request);
         let r = request.into_inner();
         let id = request_id(&r.request_id)?;
+        texts(&[
+            ("rules.preset", preset_text(r.rules.as_ref())),
+            ("password", &r.password),
+        ])?;
         let rules = rules_from_proto(r.rules.as_ref())?;
+        let bot_level = bot_level_from_proto(r.bot_level, "bot_level")?;
         if !r.password.is_empty() && !PASSWORD_CHARS.contains(&r.password.chars().count()) {
             return Err(invalid(
                 "password",
@@ -319,7 +349,7 @@ impl MatchmakingService for MatchmakingApi {
                 RoomRequest {
                     rules,
                     fill_with_bots: r.fill_with_bots,
-                    bot_level: bot_level_from_proto(r.bot_level),
+                    bot_level,
                     password: Secret::new(r.password),
                     public: r.public,
                     spectators_allowed: r.spectators_allowed,
@@ -339,7 +369,8 @@ impl MatchmakingService for MatchmakingApi {
         let player = caller(&request)?;
         let name = caller_name(&request);
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        let id = request_id(&r.request_id)?;
+        texts(&[("code", &r.code), ("password", &r.password)])?;
         if r.code.trim().is_empty() {
             return Err(invalid(
                 "code",
@@ -353,6 +384,7 @@ impl MatchmakingService for MatchmakingApi {
             .join_room(
                 player,
                 &name,
+                id,
                 normalise_code(&r.code),
                 Secret::new(r.password),
             )
@@ -369,6 +401,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::GetRoomRequest>,
     ) -> Result<Response<pb::GetRoomResponse>, Status> {
         let player = caller(&request)?;
+        texts(&[("name", &request.get_ref().name)])?;
         let id = resource_id(&request.get_ref().name, "rooms", "name")?;
         let room = self.service.room(player, id).await.map_err(status_of)?;
         Ok(Response::new(pb::GetRoomResponse {
@@ -382,10 +415,11 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::LeaveRoomResponse>, Status> {
         let player = caller(&request)?;
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        let request = request_id(&r.request_id)?;
+        texts(&[("name", &r.name)])?;
         let id = resource_id(&r.name, "rooms", "name")?;
         self.service
-            .leave_room(player, id)
+            .leave_room(player, request, id)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::LeaveRoomResponse {}))
@@ -398,6 +432,7 @@ impl MatchmakingService for MatchmakingApi {
         let host = caller(&request)?;
         let r = request.into_inner();
         request_id(&r.request_id)?;
+        texts(&[("name", &r.name)])?;
         let id = resource_id(&r.name, "rooms", "name")?;
         let room = self.service.start_room(host, id).await.map_err(status_of)?;
         Ok(Response::new(pb::StartRoomResponse {
@@ -412,6 +447,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::WatchRoomRequest>,
     ) -> Result<Response<Self::WatchRoomStream>, Status> {
         let player = caller(&request)?;
+        texts(&[("name", &request.get_ref().name)])?;
         let id = resource_id(&request.get_ref().name, "rooms", "name")?;
         let rx = self
             .service
@@ -434,7 +470,8 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::SetRoomSeatResponse>, Status> {
         let host = caller(&request)?;
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        let request = request_id(&r.request_id)?;
+        texts(&[("name", &r.name), ("player", &r.player)])?;
         let id = resource_id(&r.name, "rooms", "name")?;
         let member = resource_id(&r.player, "players", "player")?;
         if !(0..4).contains(&r.seat) {
@@ -442,7 +479,7 @@ impl MatchmakingService for MatchmakingApi {
         }
         let room = self
             .service
-            .set_room_seat(host, id, member, r.seat as usize)
+            .set_room_seat(host, request, id, member, r.seat as usize)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::SetRoomSeatResponse {
@@ -456,12 +493,13 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::RemoveRoomMemberResponse>, Status> {
         let host = caller(&request)?;
         let r = request.into_inner();
-        request_id(&r.request_id)?;
+        let request = request_id(&r.request_id)?;
+        texts(&[("name", &r.name), ("player", &r.player)])?;
         let id = resource_id(&r.name, "rooms", "name")?;
         let member = resource_id(&r.player, "players", "player")?;
         let room = self
             .service
-            .remove_member(host, id, member)
+            .remove_member(host, request, id, member)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::RemoveRoomMemberResponse {
@@ -475,6 +513,7 @@ impl MatchmakingService for MatchmakingApi {
     ) -> Result<Response<pb::ListRoomsResponse>, Status> {
         caller(&request)?;
         let r = request.into_inner();
+        texts(&[("page_token", &r.page_token), ("preset", &r.preset)])?;
         if !(0..=MAX_PAGE).contains(&r.page_size) {
             return Err(invalid(
                 "page_size",
@@ -551,4 +590,129 @@ fn page_token(token: &str) -> Option<(DateTime<Utc>, Uuid)> {
         DateTime::from_timestamp_micros(micros.parse().ok()?)?,
         Uuid::parse_str(id).ok()?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use tonic::Code;
+
+    use super::*;
+
+    /// This crate's source, where every reason it sends is named (`Reason::…`).
+    const SOURCES: &[&str] = &[
+        include_str!("clock.rs"),
+        include_str!("domain.rs"),
+        include_str!("grpc.rs"),
+        include_str!("lib.rs"),
+        include_str!("limiter.rs"),
+        include_str!("main.rs"),
+        include_str!("matcher.rs"),
+        include_str!("notices.rs"),
+        include_str!("ratings.rs"),
+        include_str!("service.rs"),
+        include_str!("settings.rs"),
+        include_str!("startup.rs"),
+        include_str!("store.rs"),
+        include_str!("tables.rs"),
+        include_str!("wire.rs"),
+    ];
+
+    /// What the platform sends on this service's behalf: the authentication layer, the decoder
+    /// layer (and its 64 KiB limit), `fields` and the rule-set conversion.
+    const PLATFORM: &[Reason] = &[
+        Reason::TokenInvalid,
+        Reason::TokenExpired,
+        Reason::RoleRequired,
+        Reason::RequestTooLarge,
+        Reason::MalformedRequest,
+        Reason::InvalidText,
+        Reason::InvalidRequestId,
+        Reason::InvalidRules,
+        Reason::Internal,
+    ];
+
+    fn code_name(code: Code) -> String {
+        let mut name = String::new();
+        for (i, c) in format!("{code:?}").chars().enumerate() {
+            if c.is_ascii_uppercase() && i > 0 {
+                name.push('_');
+            }
+            name.push(c.to_ascii_uppercase());
+        }
+        name
+    }
+
+    /// matchmaking.proto's table of reasons: reason → the code its row gives.
+    fn proto_table() -> BTreeMap<String, String> {
+        let proto = include_str!("../../../proto/okey/v1/matchmaking.proto");
+        let mut table = BTreeMap::new();
+        for line in proto.lines() {
+            let Some(row) = line.strip_prefix("// | `") else {
+                continue;
+            };
+            let row = format!("`{row}");
+            let cells: Vec<&str> = row.split(" | ").map(str::trim).collect();
+            for reason in cells[0].split(", ") {
+                table.insert(reason.trim_matches('`').to_owned(), cells[1].to_owned());
+            }
+        }
+        table
+    }
+
+    #[test]
+    fn matchmaking_proto_lists_every_reason_the_service_sends_with_its_code() {
+        let mut sent: BTreeSet<&str> = PLATFORM.iter().map(|r| r.as_str()).collect();
+        for source in SOURCES {
+            for (at, _) in source.match_indices("Reason::") {
+                let name: String = source[at + "Reason::".len()..]
+                    .chars()
+                    .take_while(char::is_ascii_alphanumeric)
+                    .collect();
+                if name == "ALL" || name.is_empty() {
+                    continue;
+                }
+                let reason = Reason::ALL
+                    .iter()
+                    .find(|r| format!("{r:?}") == name)
+                    .unwrap_or_else(|| panic!("Reason::{name} is no reason"));
+                sent.insert(reason.as_str());
+            }
+        }
+        let table = proto_table();
+        for reason in &sent {
+            let listed = table
+                .get(*reason)
+                .unwrap_or_else(|| panic!("`{reason}` is sent but not in matchmaking.proto"));
+            let code = Reason::ALL.iter().find(|r| r.as_str() == *reason).unwrap();
+            assert_eq!(*listed, code_name(code.code()), "`{reason}`");
+        }
+        let listed: BTreeSet<&str> = table.keys().map(String::as_str).collect();
+        let extra: Vec<_> = listed.difference(&sent).collect();
+        assert!(extra.is_empty(), "listed but never sent: {extra:?}");
+    }
+
+    #[test]
+    fn ticket_open_carries_precondition_failure_and_the_open_ticket() {
+        let open = Uuid::new_v4();
+        let status = status_of(MatchmakingError::TicketOpen(open));
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        let details = status.get_error_details();
+        let info = details.error_info().expect("ErrorInfo");
+        assert_eq!(info.reason, "ticket_open");
+        assert_eq!(info.metadata["ticket"], format!("tickets/{open}"));
+        let failure = details.precondition_failure().expect("PreconditionFailure");
+        assert_eq!(failure.violations[0].r#type, "rule");
+        assert_eq!(failure.violations[0].subject, "ticket_open");
+    }
+
+    #[test]
+    fn naming_the_host_for_removal_is_a_failed_precondition() {
+        let status = status_of(MatchmakingError::HostNotRemovable);
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        let details = status.get_error_details();
+        assert_eq!(details.error_info().unwrap().reason, "not_room_member");
+        assert!(details.precondition_failure().is_some());
+    }
 }

@@ -1,8 +1,9 @@
 //! The matcher: what every replica runs, every `matchmaking.tick_ms` (at most 250 ms) and at once
 //! when it opens a ticket (then for that ticket's queue only). Each run takes over the claims of
 //! replicas that died, forms every full group of four, fills the due tickets that allow bots,
-//! expires the rest and closes expired rooms. Every step is a claim or an update in PostgreSQL
-//! that is safe to run on any number of replicas at the same moment (see `store`).
+//! expires the rest and closes expired rooms (and, every few minutes, forgets the answers of room
+//! commands handled a day ago). Every step is a claim or an update in PostgreSQL that is safe to
+//! run on any number of replicas at the same moment (see `store`).
 //!
 //! **A pipeline**, so that forming a table costs little more than the table service's CreateTable:
 //! claiming, creating and recording overlap instead of following one another. A run claims groups
@@ -36,6 +37,10 @@ pub const CLAIM_BATCH: usize = 16;
 pub const QUEUED_AHEAD: usize = 2 * CLAIM_BATCH;
 /// Tables recorded per transaction at most.
 const RECORDED_AT_ONCE: usize = 128;
+/// How long the answer of a handled room command is kept for its retries, and how often the older
+/// ones are forgotten.
+const HANDLED_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+const FORGET_EVERY: Duration = Duration::from_secs(10 * 60);
 
 /// The matcher's timing (from `[matchmaking]`).
 #[derive(Clone, Copy, Debug)]
@@ -131,10 +136,21 @@ impl Matcher {
                 }
             }
         };
+        let forgetting = async {
+            let mut every = tokio::time::interval(FORGET_EVERY);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                if let Err(e) = self.store.forget_handled_requests(HANDLED_KEPT).await {
+                    tracing::warn!(error = %e, "could not forget old handled requests");
+                }
+            }
+        };
         tokio::select! {
             _ = matching => {}
             _ = creating => {}
             _ = recording => {}
+            _ = forgetting => {}
         }
     }
 

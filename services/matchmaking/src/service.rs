@@ -20,7 +20,7 @@ use crate::limiter::JoinLimiter;
 use crate::matcher::{Wake, finish};
 use crate::notices::{Notice, Notices};
 use crate::ratings::Ratings;
-use crate::store::{NewTicket, RoomChange, Store};
+use crate::store::{Command, NewTicket, RoomChange, Store};
 use crate::tables::Tables;
 
 /// A stream reads its row again at least this often, even without a notice (a safety net: the
@@ -217,14 +217,25 @@ impl Matchmaking {
     }
 
     /// Joins a room by code and password into the lowest free seat, shown by `name`; returns it
-    /// and the seat.
+    /// and the seat. A retry (same player and request id) of a join that succeeded returns its
+    /// first answer and changes nothing.
     pub async fn join_room(
         &self,
         player: Uuid,
         name: &str,
+        request_id: &str,
         code: Option<String>,
         password: Secret<String>,
     ) -> Result<(Room, usize), MatchmakingError> {
+        let command = Command {
+            caller: player,
+            request_id,
+            rpc: "JoinRoom",
+        };
+        if let Some(room) = self.store.handled_room(&command).await? {
+            let seat = room.seat_of(player).ok_or(MatchmakingError::RoomFull)?;
+            return Ok((room, seat));
+        }
         if let Some(retry_after) = self.limiter.refused(player).await? {
             return Err(MatchmakingError::TooManyAttempts { retry_after });
         }
@@ -249,7 +260,7 @@ impl Matchmaking {
         }
         let room = self
             .store
-            .change_room(room_id, |room, starting| {
+            .change_room(room_id, Some(&command), |room, starting| {
                 if room.seat_of(player).is_some() {
                     return Ok(RoomChange::Nothing);
                 }
@@ -281,12 +292,24 @@ impl Matchmaking {
         Ok(room)
     }
 
-    /// Leaves an open room; the host leaving closes it.
-    pub async fn leave_room(&self, player: Uuid, room_id: Uuid) -> Result<(), MatchmakingError> {
+    /// Leaves an open room; the host leaving closes it. Leaving a closed room, or one the caller
+    /// is not in (any more), changes nothing and succeeds; a room that does not exist is
+    /// `room_not_found`. A retry (same player and request id) changes nothing.
+    pub async fn leave_room(
+        &self,
+        player: Uuid,
+        request_id: &str,
+        room_id: Uuid,
+    ) -> Result<(), MatchmakingError> {
+        let command = Command {
+            caller: player,
+            request_id,
+            rpc: "LeaveRoom",
+        };
         self.store
-            .change_room(room_id, |room, starting| {
+            .change_room(room_id, Some(&command), |room, starting| {
                 let Some(seat) = room.seat_of(player) else {
-                    return Err(MatchmakingError::RoomNotFound);
+                    return Ok(RoomChange::Nothing);
                 };
                 match room.state {
                     RoomState::Closed => return Ok(RoomChange::Nothing),
@@ -305,16 +328,23 @@ impl Matchmaking {
         Ok(())
     }
 
-    /// Moves a member to a seat (host only); whoever sat there takes the old seat.
+    /// Moves a member to a seat (host only); whoever sat there takes the old seat. A retry (same
+    /// host and request id) returns the first answer and changes nothing.
     pub async fn set_room_seat(
         &self,
         host: Uuid,
+        request_id: &str,
         room_id: Uuid,
         member: Uuid,
         seat: usize,
     ) -> Result<Room, MatchmakingError> {
+        let command = Command {
+            caller: host,
+            request_id,
+            rpc: "SetRoomSeat",
+        };
         self.store
-            .change_room(room_id, |room, starting| {
+            .change_room(room_id, Some(&command), |room, starting| {
                 host_may_change(room, host, starting)?;
                 let Some(from) = room.seat_of(member) else {
                     return Err(MatchmakingError::NotRoomMember);
@@ -330,22 +360,26 @@ impl Matchmaking {
             .await
     }
 
-    /// Removes a member (host only; not the host).
+    /// Removes a member (host only; not the host: `not_room_member`, the host leaves with
+    /// LeaveRoom). A retry (same host and request id) of a removal that succeeded returns its first
+    /// answer and changes nothing.
     pub async fn remove_member(
         &self,
         host: Uuid,
+        request_id: &str,
         room_id: Uuid,
         member: Uuid,
     ) -> Result<Room, MatchmakingError> {
+        let command = Command {
+            caller: host,
+            request_id,
+            rpc: "RemoveRoomMember",
+        };
         self.store
-            .change_room(room_id, |room, starting| {
+            .change_room(room_id, Some(&command), |room, starting| {
                 host_may_change(room, host, starting)?;
                 if member == host {
-                    return Err(MatchmakingError::Invalid {
-                        field: "player".into(),
-                        reason: okey_platform::status::Reason::InvalidName,
-                        message: "the host leaves with LeaveRoom".into(),
-                    });
+                    return Err(MatchmakingError::HostNotRemovable);
                 }
                 let Some(seat) = room.seat_of(member) else {
                     return Err(MatchmakingError::NotRoomMember);
@@ -364,7 +398,7 @@ impl Matchmaking {
         let claim_id = derived_id(room_id, "start");
         let room = self
             .store
-            .change_room(room_id, |room, starting| {
+            .change_room(room_id, None, |room, starting| {
                 if room.seat_of(host).is_none() {
                     return Err(MatchmakingError::RoomNotFound);
                 }

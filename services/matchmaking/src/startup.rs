@@ -147,7 +147,10 @@ impl Application {
                 claim_lease: timing.claim_lease,
             },
         );
-        let api = MatchmakingServiceServer::new(MatchmakingApi::new(service));
+        // common.proto: a request is at most 64 KiB; the host's shared layer answers a larger one
+        // INVALID_ARGUMENT `request_too_large`.
+        let api = MatchmakingServiceServer::new(MatchmakingApi::new(service))
+            .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host
                 .add_api(api)

@@ -16,15 +16,20 @@
 //! claim whose `lease_until` passed unfinished (its replica died) is taken over by another
 //! replica, which repeats the same CreateTable and gets the same table.
 //!
+//! **Retried commands.** A room command (JoinRoom, LeaveRoom, SetRoomSeat, RemoveRoomMember)
+//! records its answer in `handled_requests` under the caller and its `request_id`, in the
+//! transaction that made its change ([`Store::change_room`]); the same request again finds it there
+//! and gets the same answer, changing nothing (common.proto's promise for every command).
+//!
 //! **Reading rows.** A ticket, a claim and a room are each read by one SELECT ([`Stored`]) and
 //! turned into their value in one place, whatever selects them ([`Select`]).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::marker::PhantomData;
 
 use chrono::{DateTime, Utc};
 use okey_rules::RuleSet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::query::Query;
@@ -779,8 +784,15 @@ impl Store {
     }
 
     /// Runs `change` on the locked room and its members (and whether a claim is starting it);
-    /// writes what it returns and gives the room as it is then.
-    pub async fn change_room<F>(&self, room_id: Uuid, change: F) -> Result<Room, MatchmakingError>
+    /// writes what it returns and gives the room as it is then. With a `command`, the room it gives
+    /// is recorded as that command's answer in the same transaction, and a command already
+    /// handled (the same caller, request id and RPC) changes nothing and gets its first answer.
+    pub async fn change_room<F>(
+        &self,
+        room_id: Uuid,
+        command: Option<&Command<'_>>,
+        change: F,
+    ) -> Result<Room, MatchmakingError>
     where
         F: FnOnce(&Room, bool) -> Result<RoomChange, MatchmakingError>,
     {
@@ -790,6 +802,12 @@ impl Store {
             .optional(&mut *tx)
             .await?
             .ok_or(MatchmakingError::RoomNotFound)?;
+        // Read after the lock: a duplicate that raced the first waited for it to commit.
+        if let Some(command) = command
+            && let Some(answer) = handled_answer(&mut *tx, command).await?
+        {
+            return Ok(answer);
+        }
         let room = &locked.room;
         match change(room, locked.starting)? {
             RoomChange::Nothing => {}
@@ -842,8 +860,47 @@ impl Store {
             .optional(&mut *tx)
             .await?
             .ok_or(MatchmakingError::RoomNotFound)?;
+        if let Some(command) = command {
+            let answer = serde_json::to_vec(&RoomAnswer::of(&after.room))
+                .map_err(|e| MatchmakingError::Internal(format!("room answer: {e}")))?;
+            sqlx::query(
+                "INSERT INTO handled_requests (request_id, caller, rpc, response) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+            )
+            .bind(command.request_id)
+            .bind(command.caller.to_string())
+            .bind(command.rpc)
+            .bind(answer)
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
         Ok(after.room)
+    }
+
+    /// The room a room command already handled answered (see [`Self::change_room`]), if it was.
+    pub async fn handled_room(
+        &self,
+        command: &Command<'_>,
+    ) -> Result<Option<Room>, MatchmakingError> {
+        handled_answer(&self.pool, command).await
+    }
+
+    /// Forgets the answers of commands handled more than `kept` ago (a client retries within
+    /// minutes); returns how many.
+    pub async fn forget_handled_requests(
+        &self,
+        kept: std::time::Duration,
+    ) -> Result<u64, MatchmakingError> {
+        Ok(sqlx::query(
+            "DELETE FROM handled_requests WHERE (caller, request_id) IN ( \
+                 SELECT caller, request_id FROM handled_requests \
+                 WHERE handled_at < now() - make_interval(secs => $1) LIMIT 10000)",
+        )
+        .bind(kept.as_secs_f64())
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
     }
 
     /// The pending claim that starts a room, if any.
@@ -892,6 +949,101 @@ impl Store {
         .all(&self.pool)
         .await?;
         Ok(rooms.into_iter().map(|r| (r.room, r.created_at)).collect())
+    }
+}
+
+/// A room command as [`Store::change_room`] records it: who sent it, its client request id and
+/// its RPC (`LeaveRoom`, …).
+#[derive(Clone, Copy, Debug)]
+pub struct Command<'a> {
+    pub caller: Uuid,
+    pub request_id: &'a str,
+    pub rpc: &'static str,
+}
+
+/// The stored answer of `command`, if it was handled.
+async fn handled_answer<'e>(
+    executor: impl PgExecutor<'e>,
+    command: &Command<'_>,
+) -> Result<Option<Room>, MatchmakingError> {
+    let stored: Option<Vec<u8>> = sqlx::query_scalar(
+        "SELECT response FROM handled_requests \
+         WHERE caller = $1 AND request_id = $2 AND rpc = $3",
+    )
+    .bind(command.caller.to_string())
+    .bind(command.request_id)
+    .bind(command.rpc)
+    .fetch_optional(executor)
+    .await?;
+    stored
+        .map(|bytes| {
+            serde_json::from_slice::<RoomAnswer>(&bytes)
+                .map_err(|e| {
+                    MatchmakingError::Internal(format!("a stored room answer is unreadable: {e}"))
+                })
+                .and_then(RoomAnswer::into_room)
+        })
+        .transpose()
+}
+
+/// A room as a handled command answered it (`handled_requests.response`, JSON).
+#[derive(Serialize, Deserialize)]
+struct RoomAnswer {
+    room_id: Uuid,
+    code: String,
+    rules: RuleSet,
+    host: Uuid,
+    members: [Option<Uuid>; 4],
+    names: BTreeMap<Uuid, String>,
+    state: String,
+    fill_with_bots: bool,
+    bot_level: String,
+    table: Option<String>,
+    expires_at_micros: i64,
+    has_password: bool,
+    public: bool,
+    spectators_allowed: bool,
+}
+
+impl RoomAnswer {
+    fn of(room: &Room) -> RoomAnswer {
+        RoomAnswer {
+            room_id: room.room_id,
+            code: room.code.clone(),
+            rules: room.rules.clone(),
+            host: room.host,
+            members: room.members,
+            names: room.names.clone(),
+            state: room.state.as_str().to_owned(),
+            fill_with_bots: room.fill_with_bots,
+            bot_level: room.bot_level.as_str().to_owned(),
+            table: room.table.clone(),
+            expires_at_micros: room.expires_at.timestamp_micros(),
+            has_password: room.has_password,
+            public: room.public,
+            spectators_allowed: room.spectators_allowed,
+        }
+    }
+
+    fn into_room(self) -> Result<Room, MatchmakingError> {
+        Ok(Room {
+            room_id: self.room_id,
+            code: self.code,
+            rules: self.rules,
+            host: self.host,
+            members: self.members,
+            names: self.names,
+            state: RoomState::parse(&self.state),
+            fill_with_bots: self.fill_with_bots,
+            bot_level: BotLevel::parse(&self.bot_level),
+            table: self.table,
+            expires_at: DateTime::from_timestamp_micros(self.expires_at_micros).ok_or_else(
+                || MatchmakingError::Internal("a stored room answer has no valid time".into()),
+            )?,
+            has_password: self.has_password,
+            public: self.public,
+            spectators_allowed: self.spectators_allowed,
+        })
     }
 }
 

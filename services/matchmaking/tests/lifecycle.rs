@@ -1,5 +1,6 @@
 //! The matchmaking service against real PostgreSQL, NATS and Redis: it reports SERVING once its
-//! dependencies answer, answers its API with the documented errors, refuses a bad setting by name,
+//! dependencies answer, answers its API with the documented errors (a request too large, a NUL in
+//! a string, an unknown bot level: refused before anything else), refuses a bad setting by name,
 //! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period
 //! (and at once, with 0, while it still waits for its dependencies).
 
@@ -8,6 +9,7 @@ use std::time::Duration;
 use okey_platform::ServiceKind;
 use okey_platform::auth::Role;
 use okey_platform::testing::{self, TestInfra, connect, test_token, wait_for_health};
+use okey_proto::v1 as pb;
 use okey_proto::v1::GetRoomRequest;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -63,6 +65,178 @@ async fn reports_serving_once_its_dependencies_answer() {
     let info = details.error_info().expect("ErrorInfo detail");
     assert_eq!(info.reason, "room_not_found");
     assert_eq!(info.domain, "okey.v1");
+
+    stop.send(()).expect("server still running");
+    server.await.expect("server task").expect("clean stop");
+}
+
+/// A signed-in request of a new player (its own, so runs never share tickets).
+fn as_player<T>(player: &str, message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    let token = test_token(player, &[Role::Player]);
+    request.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ASCII token"),
+    );
+    request
+}
+
+/// The reason and the field (BadRequest) of an INVALID_ARGUMENT.
+fn refused(error: &tonic::Status) -> (String, String) {
+    assert_eq!(error.code(), tonic::Code::InvalidArgument, "{error:?}");
+    let details = error.get_error_details();
+    (
+        details.error_info().expect("ErrorInfo").reason.clone(),
+        details
+            .bad_request()
+            .map(|b| b.field_violations[0].field.clone())
+            .unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn a_bad_request_is_refused_before_anything_else_and_changes_nothing() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = matchmaking::startup::Application::build(&infra.settings_for(SERVICE))
+        .await
+        .expect("the service starts");
+    let port = app.local_addr().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(app.run_until_stopped(async {
+        let _ = stopped.await;
+    }));
+    let channel = connect(port, Duration::from_secs(10)).await;
+    wait_for_health(channel.clone(), API, ServingStatus::Serving).await;
+    let mut api = MatchmakingServiceClient::new(channel);
+    let player = uuid::Uuid::new_v4().to_string();
+
+    // Over 64 KiB: refused as too large, not read.
+    let error = api
+        .get_room(as_player(
+            &player,
+            GetRoomRequest {
+                name: format!("rooms/{}", "a".repeat(70 * 1024)),
+            },
+        ))
+        .await
+        .expect_err("too large");
+    assert_eq!(refused(&error).0, "request_too_large");
+
+    // A NUL in any string field is `invalid_text`, naming the field.
+    let error = api
+        .get_room(as_player(
+            &player,
+            GetRoomRequest {
+                name: "rooms/\0".into(),
+            },
+        ))
+        .await
+        .expect_err("NUL");
+    assert_eq!(refused(&error), ("invalid_text".into(), "name".into()));
+    let room = |preset: &str, password: &str, bot_level: i32| pb::CreateRoomRequest {
+        request_id: uuid::Uuid::new_v4().to_string(),
+        rules: Some(pb::RuleSet {
+            preset: preset.into(),
+            ..Default::default()
+        }),
+        fill_with_bots: true,
+        bot_level,
+        password: password.into(),
+        public: false,
+        spectators_allowed: false,
+    };
+    let error = api
+        .create_room(as_player(&player, room("classic", "pass\0word", 0)))
+        .await
+        .expect_err("NUL in the password");
+    assert_eq!(refused(&error), ("invalid_text".into(), "password".into()));
+    let error = api
+        .create_room(as_player(&player, room("classic\0", "", 0)))
+        .await
+        .expect_err("NUL in the preset");
+    assert_eq!(
+        refused(&error),
+        ("invalid_text".into(), "rules.preset".into())
+    );
+    let error = api
+        .list_rooms(as_player(
+            &player,
+            pb::ListRoomsRequest {
+                page_size: 0,
+                page_token: "\0".into(),
+                preset: String::new(),
+            },
+        ))
+        .await
+        .expect_err("NUL in the page token");
+    assert_eq!(
+        refused(&error),
+        ("invalid_text".into(), "page_token".into())
+    );
+    for (name, player_name) in [("rooms/\0", "players/x"), ("rooms/x", "players/\0")] {
+        let error = api
+            .remove_room_member(as_player(
+                &player,
+                pb::RemoveRoomMemberRequest {
+                    request_id: uuid::Uuid::new_v4().to_string(),
+                    name: name.into(),
+                    player: player_name.into(),
+                },
+            ))
+            .await
+            .expect_err("NUL");
+        assert_eq!(refused(&error).0, "invalid_text");
+    }
+
+    // A bot level this server does not know is refused, not taken for the default.
+    let error = api
+        .create_room(as_player(&player, room("classic", "", 7)))
+        .await
+        .expect_err("unknown bot level");
+    assert_eq!(
+        refused(&error),
+        ("invalid_bot_level".into(), "bot_level".into())
+    );
+    let find = |rules: &str, bot_level: i32| pb::FindTableRequest {
+        request_id: uuid::Uuid::new_v4().to_string(),
+        rules: Some(pb::RuleSet {
+            preset: rules.into(),
+            ..Default::default()
+        }),
+        allow_bots: false,
+        bot_level,
+    };
+    let error = api
+        .find_table(as_player(&player, find("classic", 42)))
+        .await
+        .expect_err("unknown bot level");
+    assert_eq!(
+        refused(&error),
+        ("invalid_bot_level".into(), "bot_level".into())
+    );
+    // No ticket was opened: a search with other rules is not `ticket_open`.
+    let ticket = api
+        .find_table(as_player(
+            &player,
+            find("yudum", pb::BotLevel::Unspecified as i32),
+        ))
+        .await
+        .expect("the refused request opened no ticket")
+        .into_inner()
+        .ticket
+        .unwrap();
+    assert_eq!(ticket.bot_level, pb::BotLevel::Unspecified as i32);
+    api.cancel_ticket(as_player(
+        &player,
+        pb::CancelTicketRequest {
+            request_id: uuid::Uuid::new_v4().to_string(),
+            name: ticket.name,
+        },
+    ))
+    .await
+    .expect("cancelled");
 
     stop.send(()).expect("server still running");
     server.await.expect("server task").expect("clean stop");

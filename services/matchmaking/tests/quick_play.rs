@@ -1,7 +1,8 @@
 //! Quick play end to end, against the real accounts and table services and PostgreSQL, Redis and
 //! NATS: four guests with the same rules end at one table and play a hand there; a guest alone
-//! gets bots after the wait and a ticket without bots expires (a manual clock, no waiting); a
-//! cancel racing the match has one outcome that both sides see; bad requests get their reason.
+//! gets bots after the wait and a ticket without bots expires (a manual clock, no waiting), as does
+//! one with bots whose table the table service refuses for good; a cancel racing the match has
+//! one outcome that both sides see; bad requests get their reason.
 
 mod common;
 
@@ -239,6 +240,50 @@ async fn a_guest_alone_with_bots_gets_three_bots_after_the_wait_and_one_without_
 }
 
 #[tokio::test]
+async fn a_ticket_with_bots_expires_when_the_table_service_refuses_its_table_for_good() {
+    let Some(infra) = okey_platform::testing::TestInfra::from_env() else {
+        return;
+    };
+    let backends = common::Backends::start(&infra).await;
+    // A "table service" that refuses every CreateTable for good: the accounts service, which
+    // does not serve it.
+    let clock = matchmaking::clock::ManualClock::new();
+    let refusing = backends.accounts.url();
+    let mm = backends
+        .matchmaking(
+            &clock,
+            &[
+                ("OKEY_MATCHMAKING__TABLE_URL", refusing.as_str()),
+                ("OKEY_MATCHMAKING__BOT_FILL_AFTER_SECS", "15"),
+            ],
+        )
+        .await;
+    let mut api = common::mm_client(mm.port).await;
+    let guest = &backends.guests(1).await[0];
+    let ticket = find(&mut api, guest, one_hand("classic"), true)
+        .await
+        .unwrap();
+    assert!(ticket.allow_bots);
+    // The wait for bots is over: the server forms the table, the table service refuses it, and
+    // the ticket is EXPIRED (as matchmaking.proto's "Expiry" says), long before its expire_time
+    // would matter to a ticket without bots.
+    clock.advance(Duration::from_secs(16));
+    let t = wait_ticket(
+        &mut api,
+        guest,
+        &ticket.name,
+        Duration::from_secs(30),
+        |t| t.state != pb::TicketState::Searching as i32,
+    )
+    .await;
+    assert_eq!(t.state, pb::TicketState::Expired as i32, "{t:?}");
+    assert!(t.table.is_empty());
+
+    mm.stop().await;
+    backends.stop().await;
+}
+
+#[tokio::test]
 async fn cancel_racing_a_match_ends_in_one_state_200_times() {
     let Some(mut w) = World::start(&[]).await else {
         return;
@@ -403,6 +448,15 @@ async fn bad_requests_get_their_reason_and_change_nothing() {
         .unwrap_err();
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(reason(&err), "ticket_open");
+    {
+        use tonic_types::StatusExt;
+        let details = err.get_error_details();
+        assert_eq!(details.error_info().unwrap().metadata["ticket"], first.name);
+        let failure = details
+            .precondition_failure()
+            .expect("a FAILED_PRECONDITION carries PreconditionFailure");
+        assert_eq!(failure.violations[0].r#type, "rule");
+    }
 
     // Another player's ticket does not exist for them.
     let err = w

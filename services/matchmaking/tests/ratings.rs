@@ -2,7 +2,7 @@
 //! new ticket's rating (GetRating with its service token; it never reads scoring's database), and
 //! tickets of far-apart ratings are not matched while their windows do not reach each other —
 //! four new players who arrive later meet at once, past them — and are matched once the windows
-//! open.
+//! open; without scoring a ticket searches at a new player's rating.
 
 mod common;
 
@@ -185,8 +185,34 @@ async fn far_apart_ratings_are_matched_only_once_the_windows_reach_each_other() 
     }
     assert!(tables.windows(2).all(|w| w[0] == w[1]), "{tables:?}");
 
-    mm.stop().await;
+    // Scoring gone: FindTable still opens the ticket, at a new player's 1500 (as matchmaking.proto
+    // says), for a player whose rating is far from it, and without waiting past the 3 s bound.
     scoring.stop().await;
+    let asked = std::time::Instant::now();
+    let fallback = find(&mut api, &guests[0], one_hand("classic"), false)
+        .await
+        .expect("a ticket without scoring");
+    assert!(
+        asked.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        asked.elapsed()
+    );
+    let id = uuid::Uuid::parse_str(fallback.name.strip_prefix("tickets/").unwrap()).unwrap();
+    let mm_pool = PgPool::connect(backends.matchmaking_settings(&[]).database.url.expose())
+        .await
+        .unwrap();
+    let rating: i32 = sqlx::query_scalar("SELECT rating FROM tickets WHERE ticket_id = $1")
+        .bind(id)
+        .fetch_one(&mm_pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        rating, 1500,
+        "searched at a new player's rating, not {high}"
+    );
+    mm_pool.close().await;
+
+    mm.stop().await;
     pool.close().await;
     backends.stop().await;
 }

@@ -1,7 +1,7 @@
 //! Matchmaking replicas as separate processes on one PostgreSQL: 400 guests with mixed rule sets
 //! over two replicas end in 100 complete tables, each ticket matched exactly once; a replica killed
-//! with SIGKILL while tables are being formed, Redis flushed mid-queue and the replica started
-//! again lose no ticket, seat nobody twice and leave every table complete.
+//! with SIGKILL while tables are being formed, its Redis keys flushed mid-queue and the replica
+//! started again lose no ticket, seat nobody twice and leave every table complete.
 
 mod common;
 
@@ -226,13 +226,40 @@ async fn a_replica_killed_mid_formation_and_a_flushed_redis_lose_nothing() {
     }
     r1.kill();
     ports.lock().unwrap().retain(|p| *p != r1.port);
-    // Redis loses everything while tickets wait: the queue is PostgreSQL's, nothing is lost.
+    // Redis loses everything of this service while tickets wait: the queue is PostgreSQL's,
+    // nothing is lost. Only this test's keys are deleted (never FLUSHALL: the Redis is shared with
+    // other tests and other people's runs).
+    let prefix = backends
+        .matchmaking_env
+        .iter()
+        .find(|(k, _)| k == "OKEY_REDIS__KEY_PREFIX")
+        .map(|(_, v)| v.clone())
+        .expect("a Redis prefix of this test's own");
     let client = redis::Client::open(infra.redis_url.as_str()).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
-    redis::cmd("FLUSHALL")
-        .query_async::<()>(&mut conn)
-        .await
-        .unwrap();
+    let mut cursor = 0u64;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(format!("{prefix}:*"))
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        if !keys.is_empty() {
+            redis::cmd("DEL")
+                .arg(&keys)
+                .query_async::<()>(&mut conn)
+                .await
+                .unwrap();
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
     finding.await.expect("every ticket opened");
     // The replica comes back (on another port) and the two finish what is left.
     let r1 = backends.matchmaking_binary(&lease);

@@ -1,9 +1,10 @@
 //! Private rooms and the lobby against the real accounts and table services: a room with a
 //! password, joined with a wrong then the right password, friends seated as partners and started,
 //! gives a table with exactly those players in those seats that nobody else may sit at or watch;
-//! guesses are rate-limited; members follow the room on a stream; the host removes a member and
-//! leaving closes the room; an unstarted room expires; public rooms are listed in the lobby;
-//! members are shown by the display names their tokens carry.
+//! guesses are rate-limited (a code with a NUL is no guess); members follow the room on a stream;
+//! the host removes a member and leaving closes the room, and either retried changes nothing; an
+//! unstarted room expires; public rooms are listed in the lobby; members are shown by the display
+//! names their tokens carry.
 
 mod common;
 
@@ -253,6 +254,16 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(reason(&err), "room_started");
 
+    // A code or password with a NUL is refused as a bad request before anything else: it is no
+    // guess, and never counts toward the limit.
+    for (code, password) in [("AB\0CDE", ""), (room.code.as_str(), "secret\0word")] {
+        for _ in 0..4 {
+            let err = join(&mut w.api, guesser, code, password).await.unwrap_err();
+            assert_eq!(err.code(), Code::InvalidArgument);
+            assert_eq!(reason(&err), "invalid_text");
+        }
+    }
+
     // Guessing codes is rate-limited per caller.
     for _ in 0..3 {
         let err = join(&mut w.api, guesser, "ZZZZZZ", "").await.unwrap_err();
@@ -307,13 +318,14 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
     assert!(none.rooms.is_empty());
 
     // The host removes the friend, who can no longer read it.
+    let removal = pb::RemoveRoomMemberRequest {
+        request_id: uuid(),
+        name: public.name.clone(),
+        player: friend.player.clone(),
+    };
     let after = w
         .api
-        .remove_room_member(host.req(pb::RemoveRoomMemberRequest {
-            request_id: uuid(),
-            name: public.name.clone(),
-            player: friend.player.clone(),
-        }))
+        .remove_room_member(host.req(removal.clone()))
         .await
         .unwrap()
         .into_inner()
@@ -328,6 +340,94 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::NotFound);
+    // The removal retried (same request_id) returns the first answer, also once the friend is
+    // back, and changes nothing: the friend stays.
+    let retried = w
+        .api
+        .remove_room_member(host.req(removal.clone()))
+        .await
+        .expect("a retried removal succeeds")
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(retried, after);
+    join(&mut w.api, friend, &public.code, "").await.unwrap();
+    let retried = w
+        .api
+        .remove_room_member(host.req(removal))
+        .await
+        .expect("a retried removal succeeds")
+        .into_inner()
+        .room
+        .unwrap();
+    assert_eq!(retried, after);
+    let back = wait_room(&mut w.api, friend, &public.name, Duration::ZERO, |_| true).await;
+    assert_eq!(back.members[1].player, friend.player, "still in the room");
+    // A new removal naming someone not in the room, or the host, is a failed precondition.
+    for player in [looker, host] {
+        let err = w
+            .api
+            .remove_room_member(host.req(pb::RemoveRoomMemberRequest {
+                request_id: uuid(),
+                name: public.name.clone(),
+                player: player.player.clone(),
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::FailedPrecondition, "{err:?}");
+        assert_eq!(reason(&err), "not_room_member");
+        assert!(err.get_error_details().precondition_failure().is_some());
+    }
+
+    // Leaving: the friend leaves, and the same LeaveRoom again succeeds and changes nothing (also
+    // once the friend is back); leaving a room one is not in changes nothing; a room that does not
+    // exist is not found.
+    let leave = pb::LeaveRoomRequest {
+        request_id: uuid(),
+        name: public.name.clone(),
+    };
+    w.api.leave_room(friend.req(leave.clone())).await.unwrap();
+    w.api
+        .leave_room(friend.req(leave.clone()))
+        .await
+        .expect("a retried leave succeeds");
+    join(&mut w.api, friend, &public.code, "").await.unwrap();
+    w.api
+        .leave_room(friend.req(leave))
+        .await
+        .expect("a retried leave succeeds");
+    w.api
+        .leave_room(looker.req(pb::LeaveRoomRequest {
+            request_id: uuid(),
+            name: public.name.clone(),
+        }))
+        .await
+        .expect("leaving a room one is not in");
+    let room = wait_room(&mut w.api, host, &public.name, Duration::ZERO, |_| true).await;
+    assert_eq!(
+        room.members[1].player, friend.player,
+        "the retry changed nothing"
+    );
+    assert_eq!(room.state, pb::RoomState::Open as i32);
+    assert_eq!(room.free_seats, 2);
+    let err = w
+        .api
+        .leave_room(looker.req(pb::LeaveRoomRequest {
+            request_id: uuid(),
+            name: format!("rooms/{}", uuid()),
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+    assert_eq!(reason(&err), "room_not_found");
+    w.api
+        .remove_room_member(host.req(pb::RemoveRoomMemberRequest {
+            request_id: uuid(),
+            name: public.name.clone(),
+            player: friend.player.clone(),
+        }))
+        .await
+        .unwrap();
 
     // The host leaving closes it; the lobby no longer lists it.
     join(&mut w.api, other, &public.code, "").await.unwrap();

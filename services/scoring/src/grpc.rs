@@ -149,38 +149,56 @@ fn reads_everyone(caller: &Caller) -> bool {
         .any(|r| matches!(r, Role::Analyst | Role::Support | Role::Admin))
 }
 
-/// Whose records a `players/…` name asks for: `Some(player)`, or `None` for everyone's
-/// (`players/-`, when `everyone` is allowed).
-fn whose(
+/// The player a `players/…` name names, before any question of who may read what: the caller's
+/// own name for `players/me`, `None` for `players/-` (every player, when `everyone` is allowed),
+/// `players/{uuid}` in its canonical spelling otherwise. An empty name is `missing_field`; any
+/// other that is not one of these `invalid_name`.
+fn player_name(
     caller: &Caller,
     field: &str,
     name: &str,
     everyone: bool,
 ) -> Result<Option<String>, Status> {
     fields::text(field, name)?;
-    let id = name
-        .strip_prefix("players/")
-        .filter(|id| !id.is_empty() && !id.contains('/'))
-        .ok_or_else(|| {
-            status::invalid_argument(
-                Reason::InvalidName,
-                field,
-                format!("{field} must be players/{{player}}, players/me or players/-"),
-            )
-        })?;
-    let own = format!("players/{}", caller.player_id);
-    let asked = match id {
-        "me" => return Ok(Some(own)),
-        "-" if everyone => None,
-        "-" => {
-            return Err(status::invalid_argument(
-                Reason::InvalidName,
-                field,
-                format!("{field} names one player here"),
-            ));
-        }
-        _ => Some(name.to_owned()),
+    if name.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::MissingField,
+            field,
+            format!("{field} is required"),
+        ));
+    }
+    let forms = if everyone {
+        "players/{player}, players/me or players/-"
+    } else {
+        "players/{player} or players/me"
     };
+    let bad = || {
+        status::invalid_argument(
+            Reason::InvalidName,
+            field,
+            format!("{field} must be {forms}, {{player}} a UUID"),
+        )
+    };
+    match name.strip_prefix("players/").ok_or_else(bad)? {
+        "me" => Ok(Some(format!("players/{}", caller.player_id))),
+        "-" if everyone => Ok(None),
+        id => Uuid::try_parse(id)
+            .map(|id| Some(format!("players/{}", id.hyphenated())))
+            .map_err(|_| bad()),
+    }
+}
+
+/// Whose records a `players/…` name asks for: `Some(player)`, or `None` for everyone's
+/// (`players/-`, when `everyone` is allowed). The name is checked first (`missing_field`,
+/// `invalid_name`), then whether the caller may read those records (`role_required`).
+fn whose(
+    caller: &Caller,
+    field: &str,
+    name: &str,
+    everyone: bool,
+) -> Result<Option<String>, Status> {
+    let asked = player_name(caller, field, name, everyone)?;
+    let own = format!("players/{}", caller.player_id);
     if asked.as_deref() != Some(own.as_str()) && !reads_everyone(caller) {
         return Err(status::error(
             Reason::RoleRequired,
@@ -220,6 +238,13 @@ fn position(token: &str) -> Result<Option<Position>, Status> {
 
 fn match_id(field: &str, name: &str) -> Result<Uuid, Status> {
     fields::text(field, name)?;
+    if name.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::MissingField,
+            field,
+            format!("{field} is required"),
+        ));
+    }
     name.strip_prefix("matches/")
         .and_then(|id| Uuid::parse_str(id).ok())
         .ok_or_else(|| {
@@ -238,9 +263,9 @@ fn period(value: i32) -> Result<Period, Status> {
         Ok(pb::StandingsPeriod::Week) => Ok(Period::Week),
         Ok(pb::StandingsPeriod::Month) => Ok(Period::Month),
         Err(_) => Err(status::invalid_argument(
-            Reason::MissingField,
+            Reason::InvalidPeriod,
             "period",
-            "unknown period",
+            format!("{value} is not a StandingsPeriod this server knows"),
         )),
     }
 }
@@ -353,16 +378,7 @@ fn standing_to_proto(s: StandingRow) -> pb::Standing {
 
 /// A `players/{player}` or `players/me` name of anyone (ratings and standings are public).
 fn anyone(caller: &Caller, field: &str, name: &str) -> Result<String, Status> {
-    fields::text(field, name)?;
-    match name.strip_prefix("players/") {
-        Some("me") => Ok(format!("players/{}", caller.player_id)),
-        Some(id) if !id.is_empty() && !id.contains('/') && id != "-" => Ok(name.to_owned()),
-        _ => Err(status::invalid_argument(
-            Reason::InvalidName,
-            field,
-            format!("{field} must be players/{{player}} or players/me"),
-        )),
-    }
+    Ok(player_name(caller, field, name, false)?.expect("one player unless everyone is allowed"))
 }
 
 /// The board of a period now (or at a token's start).

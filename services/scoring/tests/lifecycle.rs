@@ -42,7 +42,7 @@ async fn reports_serving_once_its_dependencies_answer() {
     assert_eq!(error.code(), tonic::Code::InvalidArgument);
     let details = error.get_error_details();
     let info = details.error_info().expect("ErrorInfo detail");
-    assert_eq!(info.reason, "invalid_name");
+    assert_eq!(info.reason, "missing_field");
     assert_eq!(info.domain, "okey.v1");
 
     stop.send(()).expect("server still running");

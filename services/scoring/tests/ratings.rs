@@ -5,7 +5,9 @@
 //! one that ended later; private-room and bot tables move nothing; a match delivered again
 //! (the same messages, or a copy under other message ids) changes nothing. The API shows the
 //! same numbers (GetRating, ListLeaderboard). The boards' places, summed from the positions
-//! triggers keep, are one more than the players ahead counted one by one, whatever was written.
+//! triggers keep, are one more than the players ahead counted one by one, whatever was written;
+//! players sharing a place are listed by player id as documented. Names and periods in requests
+//! are checked (`missing_field`, `invalid_name`, `invalid_period`) before who may read them.
 
 mod common;
 
@@ -734,5 +736,194 @@ async fn places_are_one_more_than_the_players_ahead_whatever_was_written() {
         let ahead = results.iter().filter(|&&r| key(r) < own).count();
         assert_eq!(s.rank, ahead as i32 + 1, "standings: {s:?}");
     }
+    scoring.stop().await;
+}
+
+/// Players sharing a place are listed in the fixed order scoring.proto gives: by player id from
+/// the highest down on the all-time board, from the lowest up on a period's board; also across
+/// pages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn players_sharing_a_place_are_listed_by_player_id_as_documented() {
+    let Some(scoring) = Scoring::start().await else {
+        return;
+    };
+    let pool = &scoring.pool;
+    let starts = scoring::period::Period::Month.bounds(Utc::now()).0;
+    let mut ids: Vec<String> = (0..50).map(|_| player()).collect();
+    sqlx::query(
+        "INSERT INTO ratings (player_id, rating, uncertainty, points, matches, wins,
+             display_name, last_ended_at)
+         SELECT p, 1600, 200, 1600, 12, 0, NULL, now() FROM unnest($1::text[]) AS p",
+    )
+    .bind(&ids)
+    .execute(pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO period_scores (period, starts, player_id, score2, matches, wins)
+         SELECT 'month', $2, p, 6, 2, 1 FROM unnest($1::text[]) AS p",
+    )
+    .bind(&ids)
+    .bind(starts)
+    .execute(pool)
+    .await
+    .unwrap();
+    ids.sort();
+
+    let mut api = scoring.client().await;
+    let listed = |board: &[pb::LeaderboardEntry]| -> Vec<String> {
+        assert!(board.iter().all(|e| e.rank == 1), "one shared place");
+        board
+            .iter()
+            .map(|e| e.player.as_ref().unwrap().player.clone())
+            .collect()
+    };
+    let all_time = whole_board(&mut api, pb::StandingsPeriod::Unspecified, 0).await;
+    let highest_first: Vec<String> = ids.iter().rev().cloned().collect();
+    assert_eq!(
+        listed(&all_time),
+        highest_first,
+        "all time: highest id first"
+    );
+    let month = whole_board(&mut api, pb::StandingsPeriod::Month, 0).await;
+    assert_eq!(listed(&month), ids, "a month: lowest id first");
+    scoring.stop().await;
+}
+
+/// A player's name is checked before who may read it: empty is `missing_field`, anything but
+/// `players/{uuid}` or `players/me` (`players/-` where everyone is meant) `invalid_name`, for
+/// every RPC and every caller; a period this server does not know is `invalid_period`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_and_periods_are_checked_before_who_may_read() {
+    let Some(scoring) = Scoring::start().await else {
+        return;
+    };
+    let mut api = scoring.client().await;
+    let me = Uuid::new_v4();
+    struct Player(String);
+    impl Player {
+        fn req<T>(&self, m: T) -> tonic::Request<T> {
+            req(m, &self.0, &[Role::Player])
+        }
+    }
+    let caller = Player(me.to_string());
+    let why = |e: tonic::Status| {
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        e.get_error_details().error_info().unwrap().reason.clone()
+    };
+
+    for (name, want) in [
+        ("", "missing_field"),
+        ("players/", "invalid_name"),
+        ("players/foo", "invalid_name"),
+        ("players/-", "invalid_name"),
+        ("tables/x", "invalid_name"),
+    ] {
+        let rating = api
+            .get_rating(caller.req(pb::GetRatingRequest {
+                player: name.into(),
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(why(rating), want, "GetRating {name:?}");
+        let standing = api
+            .get_standing(caller.req(pb::GetStandingRequest {
+                player: name.into(),
+                period: pb::StandingsPeriod::Day as i32,
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(why(standing), want, "GetStanding {name:?}");
+        let results = api
+            .list_match_results(caller.req(pb::ListMatchResultsRequest {
+                parent: name.into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(why(results), want, "ListMatchResults {name:?}");
+    }
+    // Someone else's ledger: a malformed name is still the name's error, not the role's.
+    for (name, want) in [
+        ("", "missing_field"),
+        ("players/foo", "invalid_name"),
+        ("players/me/x", "invalid_name"),
+    ] {
+        let entries = api
+            .list_ledger_entries(caller.req(pb::ListLedgerEntriesRequest {
+                parent: name.into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(why(entries), want, "ListLedgerEntries {name:?}");
+    }
+    let other = api
+        .list_ledger_entries(caller.req(pb::ListLedgerEntriesRequest {
+            parent: player(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(other.code(), tonic::Code::PermissionDenied);
+    for (name, want) in [("", "missing_field"), ("matches/x", "invalid_name")] {
+        let result = api
+            .get_match_result(caller.req(pb::GetMatchResultRequest { name: name.into() }))
+            .await
+            .unwrap_err();
+        assert_eq!(why(result), want, "GetMatchResult {name:?}");
+    }
+
+    // A player's UUID in capitals is the same player, named as accounts names them.
+    let loud = format!("players/{}", me.to_string().to_uppercase());
+    let rating = api
+        .get_rating(caller.req(pb::GetRatingRequest {
+            player: loud.clone(),
+        }))
+        .await
+        .expect("a UUID in capitals")
+        .into_inner()
+        .rating
+        .unwrap();
+    assert_eq!(rating.player.unwrap().player, format!("players/{me}"));
+    api.list_match_results(caller.req(pb::ListMatchResultsRequest {
+        parent: loud,
+        ..Default::default()
+    }))
+    .await
+    .expect("the caller's own results, however the UUID is written");
+
+    // Periods: unspecified is all time; a value the enum does not list is refused.
+    let unknown = 99;
+    let standings = api
+        .list_standings(caller.req(pb::ListStandingsRequest {
+            period: unknown,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(why(standings), "invalid_period");
+    let board = api
+        .list_leaderboard(caller.req(pb::ListLeaderboardRequest {
+            period: unknown,
+            ..Default::default()
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(why(board), "invalid_period");
+    let standing = api
+        .get_standing(caller.req(pb::GetStandingRequest {
+            player: "players/me".into(),
+            period: unknown,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(why(standing), "invalid_period");
+    api.list_leaderboard(caller.req(pb::ListLeaderboardRequest {
+        period: pb::StandingsPeriod::Unspecified as i32,
+        ..Default::default()
+    }))
+    .await
+    .expect("unspecified is the all-time board");
     scoring.stop().await;
 }
