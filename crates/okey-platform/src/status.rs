@@ -486,8 +486,14 @@ mod tests {
         );
         // RetryInfo comes with every UNAVAILABLE and RESOURCE_EXHAUSTED, never with other codes.
         for (status, wait) in [
-            (error(Reason::DependencyUnavailable, "x"), Some(DEFAULT_RETRY_AFTER)),
-            (error(Reason::ChatRateLimited, "x"), Some(DEFAULT_RETRY_AFTER)),
+            (
+                error(Reason::DependencyUnavailable, "x"),
+                Some(DEFAULT_RETRY_AFTER),
+            ),
+            (
+                error(Reason::ChatRateLimited, "x"),
+                Some(DEFAULT_RETRY_AFTER),
+            ),
             (error(Reason::TableNotFound, "x"), None),
         ] {
             let retry = status.get_error_details().retry_info().cloned();
