@@ -112,24 +112,43 @@ pub struct Arming {
     pub cap_ms: u64,
 }
 
+/// What is armed at a table: the due thing, when (ms since the Unix epoch, by the service's
+/// clock) and the table version it was armed for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Armed {
+    pub due: Due,
+    pub at_ms: u64,
+    pub version: u64,
+}
+
+impl Armed {
+    /// When it falls due, if it was armed for `table`'s version and is what `table` waits for.
+    pub fn at_for(&self, table: &Table) -> Option<u64> {
+        (self.version == table.version && Arming::due_now(&self.due, table)).then_some(self.at_ms)
+    }
+}
+
 impl Arming {
-    /// When what this arming is for falls due, given the deadline armed at its table before it
-    /// (`previous`: the due thing and when): what the arm script leaves in Redis after an
-    /// append, worked out in the process for the views' `turn_deadline`. The same turn keeps its
-    /// deadline, plus the opening bonus (at most up to the cap, never earlier); anything else is
-    /// due at `at_ms`.
-    pub fn deadline_after(&self, previous: Option<(Due, u64)>) -> (Due, u64) {
-        let at = match previous {
-            Some((due, at)) if due == self.due => {
+    /// What is armed once this arming is applied after `previous` (what was armed for the
+    /// table's version before the append): what the arm script leaves in Redis, worked out in
+    /// the process for the views' `turn_deadline`. The same turn keeps its deadline, plus the
+    /// opening bonus (at most up to the cap, never earlier); anything else is due at `at_ms`.
+    pub fn deadline_after(&self, previous: Option<Armed>) -> Armed {
+        let at_ms = match previous {
+            Some(p) if p.due == self.due => {
                 if self.bonus_ms > 0 {
-                    (at + self.bonus_ms).min(at.max(self.cap_ms))
+                    (p.at_ms + self.bonus_ms).min(p.at_ms.max(self.cap_ms))
                 } else {
-                    at
+                    p.at_ms
                 }
             }
             _ => self.at_ms,
         };
-        (self.due, at)
+        Armed {
+            due: self.due,
+            at_ms,
+            version: self.version,
+        }
     }
 
     /// Whether `due` is what `table` waits for now (its turn, or its bot's move at its version).
@@ -477,16 +496,25 @@ impl Deadlines {
         Ok(out)
     }
 
-    /// When `table`'s armed thing is due, if one is armed (for tests and tools).
-    pub async fn armed(&self, table: Uuid) -> redis::RedisResult<Option<(Due, u64)>> {
+    /// What is armed at `table`, if anything (the views' `turn_deadline` of a turn this process
+    /// did not see start; tests).
+    pub async fn armed(&self, table: Uuid) -> redis::RedisResult<Option<Armed>> {
         let mut conn = self.redis.clone();
-        let (member, at): (Option<String>, Option<u64>) = redis::cmd("HMGET")
+        let (member, at, version): (Option<String>, Option<u64>, Option<u64>) = redis::cmd("HMGET")
             .arg(self.hash_key(table))
             .arg("member")
             .arg("at")
+            .arg("version")
             .query_async(&mut conn)
             .await?;
-        Ok(member.and_then(|m| Due::parse(&m)).zip(at))
+        Ok(match (member.and_then(|m| Due::parse(&m)), at, version) {
+            (Some(due), Some(at_ms), Some(version)) => Some(Armed {
+                due,
+                at_ms,
+                version,
+            }),
+            _ => None,
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use sqlx::types::Uuid;
 use tokio::sync::{Notify, mpsc};
 use tracing::Instrument;
 
-use crate::deadlines::{Appended, Arming, Deadlines, Due, DueKind, next_due};
+use crate::deadlines::{Appended, Armed, Arming, Deadlines, Due, DueKind, next_due};
 use crate::domain::{Table, TableError, TableEvent, server_command};
 use crate::service::{AppendObserver, BoxFuture, ServiceError, Submission, Tables};
 use crate::settings::LiveSettings;
@@ -46,7 +46,7 @@ impl AppendObserver for Live {
         });
     }
 
-    fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<(Due, u64)>> {
+    fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<Armed>> {
         Box::pin(async move {
             match self.deadlines.armed(table_id).await {
                 Ok(armed) => armed,

@@ -9,7 +9,7 @@ use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
 
 use super::{PAGE, ServiceError, Tables};
-use crate::deadlines::{Arming, Due};
+use crate::deadlines::Armed;
 use crate::domain::{Table, TableEvent};
 use crate::store::Recorded;
 
@@ -20,10 +20,10 @@ pub const DEFAULT_MAX_CACHED: usize = 10_000;
 pub(super) struct Entry {
     pub(super) table: Option<Table>,
     pub(super) created_at: Option<DateTime<Utc>>,
-    /// What this process last armed at the table and when it falls due (ms since the Unix
-    /// epoch): the views' `turn_deadline` while it is what the table waits for
+    /// What is armed at the table as this process last knew it (its own append's arming, or
+    /// read from Redis): the views' `turn_deadline` while it is for the table's version
     /// ([`Entry::turn_deadline_ms`]).
-    pub(super) deadline: Option<(Due, u64)>,
+    pub(super) deadline: Option<Armed>,
 }
 
 impl Entry {
@@ -31,21 +31,14 @@ impl Entry {
     /// it: `None` between hands, after the match, or when the table moved on through another
     /// process (or before this one started).
     pub(super) fn turn_deadline_ms(&self) -> Option<u64> {
-        due_at(self.deadline, self.table.as_ref()?)
-    }
-
-    /// What the table's deadline becomes once an append arms `arming` (see
-    /// [`Arming::deadline_after`]).
-    pub(super) fn deadline_after(&self, arming: Option<Arming>) -> Option<(Due, u64)> {
-        arming.map(|a| a.deadline_after(self.deadline))
+        self.deadline?.at_for(self.table.as_ref()?)
     }
 }
 
-/// When `deadline` falls due, if it is what `table` waits for now.
-pub(super) fn due_at(deadline: Option<(Due, u64)>, table: &Table) -> Option<u64> {
-    deadline
-        .filter(|(due, _)| Arming::due_now(due, table))
-        .map(|(_, at)| at)
+/// Whether something falls due at `table` now (a turn or a bot's move of a hand being played).
+pub(super) fn waits(table: &Table) -> bool {
+    table.phase == crate::domain::Phase::Playing
+        && table.hand.as_ref().is_some_and(|h| !h.is_over())
 }
 
 /// A locked cache slot (see [`Tables::lock_entry`]).

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use sqlx::types::Uuid;
 
-use crate::deadlines::{Arming, Due};
+use crate::deadlines::{Armed, Arming};
 use crate::domain::{Table, TableError, TableEvent};
 use crate::outbox::Outbox;
 use crate::store::Store;
@@ -79,9 +79,9 @@ pub trait AppendObserver: Send + Sync {
     /// The append that left the table at `version` is stored: arm what [`Self::next_due`] said.
     fn appended(&self, table_id: Uuid, version: u64, arming: Option<Arming>);
 
-    /// What is armed at the table now and when it falls due, whichever process armed it (none:
-    /// nothing, or it cannot tell).
-    fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<(Due, u64)>>;
+    /// What is armed at the table now, whichever process armed it (none: nothing, or it cannot
+    /// tell).
+    fn armed(&self, table_id: Uuid) -> BoxFuture<'_, Option<Armed>>;
 }
 
 /// A boxed future, as a trait object's async method returns it.

@@ -177,8 +177,7 @@ impl Tables {
         // A turn this process did not see start (another replica's move, or one before this
         // process started): its deadline is read from Redis once, then held with the table.
         if entry.turn_deadline_ms().is_none()
-            && table.phase == Phase::Playing
-            && table.hand.as_ref().is_some_and(|h| !h.is_over())
+            && super::cache::waits(table)
             && let Some(observer) = &self.observer
         {
             entry.deadline = observer.armed(table_id).await;

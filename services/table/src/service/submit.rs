@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
 use tracing::Instrument;
 
-use super::cache::{Entry, due_at};
+use super::cache::{Entry, waits};
 use super::read::{outcome_of, summary};
 use super::watch::Feed;
 use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
@@ -202,9 +202,9 @@ impl Tables {
                     observer.appended(table_id, table.version, arming);
                     // Held for the views once the table is loaded (a table of four bots plays
                     // at once).
-                    if arming.is_some() {
-                        let mut entry = self.lock_entry(table_id).await;
-                        entry.deadline = entry.deadline_after(arming);
+                    if let Some(arming) = arming {
+                        self.lock_entry(table_id).await.deadline =
+                            Some(arming.deadline_after(None));
                     }
                 }
                 let created_at = stored.first().map(|e| e.recorded_at);
@@ -367,6 +367,19 @@ impl Tables {
         // command grew with every hand of a long match). Until the append is stored the entry
         // holds no table: if the append fails, the next use folds it from the store again, which
         // also settles an append whose outcome the database error left unknown.
+        // What is armed now, for the arming's rule (a turn keeps its deadline): this process's
+        // own last arming, or, when the table moved on through another process while a turn
+        // ran, what Redis holds.
+        let table = entry.table.as_ref().expect("loaded before the first try");
+        if let Some(observer) = &self.observer
+            && waits(table)
+            && entry.deadline.is_none_or(|d| d.version != table.version)
+        {
+            entry.deadline = observer.armed(table_id).await;
+        }
+        let previous = entry
+            .deadline
+            .filter(|d| entry.table.as_ref().is_some_and(|t| d.version == t.version));
         let mut after = entry.table.take().expect("loaded before the first try");
         let before = after.version;
         let seated_before = after.seat_of(actor);
@@ -378,8 +391,8 @@ impl Tables {
             .observer
             .as_ref()
             .and_then(|o| o.next_due(table_id, &after, &decision.events));
-        let deadline = entry.deadline_after(arming);
-        let shown_deadline = due_at(deadline, &after);
+        let deadline = arming.map(|a| a.deadline_after(previous));
+        let shown_deadline = deadline.and_then(|d| d.at_for(&after));
         let answer = Answer::Versions {
             first,
             last: after.version,
