@@ -14,6 +14,14 @@ fn rid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+/// A RefreshSession of `token` with `request_id`.
+fn refresh(token: &str, request_id: &str) -> pb::RefreshSessionRequest {
+    pb::RefreshSessionRequest {
+        request_id: request_id.to_owned(),
+        refresh_token: token.to_owned(),
+    }
+}
+
 #[tokio::test]
 async fn a_guest_upgrades_and_keeps_the_same_player_id() {
     let Some(infra) = TestInfra::from_env() else {
@@ -179,10 +187,6 @@ async fn refresh_rotates_and_a_reused_token_revokes_the_family() {
     };
     let app = TestApp::start(&infra, &[]).await;
     let mut client = app.client().await;
-    let refresh = |token: &str, request_id: &str| pb::RefreshSessionRequest {
-        request_id: request_id.to_owned(),
-        refresh_token: token.to_owned(),
-    };
 
     let r1 = guest(&mut client).await.session.unwrap().refresh_token;
     let s2 = client
@@ -694,10 +698,6 @@ async fn a_retried_refresh_is_a_reuse_once_its_new_token_was_used() {
     };
     let app = TestApp::start(&infra, &[]).await;
     let mut client = app.client().await;
-    let refresh = |token: &str, request_id: &str| pb::RefreshSessionRequest {
-        request_id: request_id.to_owned(),
-        refresh_token: token.to_owned(),
-    };
     let r1 = guest(&mut client).await.session.unwrap().refresh_token;
     let rotation = rid();
     let s2 = client

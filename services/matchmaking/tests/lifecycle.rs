@@ -19,11 +19,14 @@ const SERVICE: ServiceKind = ServiceKind::Matchmaking;
 const API: &str = "okey.v1.MatchmakingService";
 const BINARY: &str = env!("CARGO_BIN_EXE_matchmaking");
 
-#[tokio::test]
-async fn reports_serving_once_its_dependencies_answer() {
-    let Some(infra) = TestInfra::from_env() else {
-        return;
-    };
+/// The service in this process, SERVING, with a channel to it; awaiting the second value stops
+/// it and checks that it stopped cleanly.
+async fn serve(
+    infra: &TestInfra,
+) -> (
+    tonic::transport::Channel,
+    impl std::future::Future<Output = ()>,
+) {
     let app = matchmaking::startup::Application::build(&infra.settings_for(SERVICE))
         .await
         .expect("the service starts");
@@ -32,10 +35,22 @@ async fn reports_serving_once_its_dependencies_answer() {
     let server = tokio::spawn(app.run_until_stopped(async {
         let _ = stopped.await;
     }));
-
     let channel = connect(port, Duration::from_secs(10)).await;
     wait_for_health(channel.clone(), API, ServingStatus::Serving).await;
     wait_for_health(channel.clone(), "", ServingStatus::Serving).await;
+    let stopping = async move {
+        stop.send(()).expect("server still running");
+        server.await.expect("server task").expect("clean stop");
+    };
+    (channel, stopping)
+}
+
+#[tokio::test]
+async fn reports_serving_once_its_dependencies_answer() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let (channel, stop) = serve(&infra).await;
 
     let mut api = MatchmakingServiceClient::new(channel);
     let player = "6f0b8a52-2c4e-4b7e-9a51-0d8f3c1e2a77";
@@ -66,8 +81,7 @@ async fn reports_serving_once_its_dependencies_answer() {
     assert_eq!(info.reason, "room_not_found");
     assert_eq!(info.domain, "okey.v1");
 
-    stop.send(()).expect("server still running");
-    server.await.expect("server task").expect("clean stop");
+    stop.await;
 }
 
 /// A signed-in request of a new player (its own, so runs never share tickets).
@@ -99,16 +113,7 @@ async fn a_bad_request_is_refused_before_anything_else_and_changes_nothing() {
     let Some(infra) = TestInfra::from_env() else {
         return;
     };
-    let app = matchmaking::startup::Application::build(&infra.settings_for(SERVICE))
-        .await
-        .expect("the service starts");
-    let port = app.local_addr().port();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(app.run_until_stopped(async {
-        let _ = stopped.await;
-    }));
-    let channel = connect(port, Duration::from_secs(10)).await;
-    wait_for_health(channel.clone(), API, ServingStatus::Serving).await;
+    let (channel, stop) = serve(&infra).await;
     let mut api = MatchmakingServiceClient::new(channel);
     let player = uuid::Uuid::new_v4().to_string();
 
@@ -238,8 +243,7 @@ async fn a_bad_request_is_refused_before_anything_else_and_changes_nothing() {
     .await
     .expect("cancelled");
 
-    stop.send(()).expect("server still running");
-    server.await.expect("server task").expect("clean stop");
+    stop.await;
 }
 
 #[tokio::test]
