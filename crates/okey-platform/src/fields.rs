@@ -4,6 +4,7 @@
 //!
 //! Call [`text`] on every string field a handler keeps or looks up, and [`request_id`] on the
 //! `request_id` of every command. Lengths count characters (Unicode scalar values), never bytes.
+//! An error message that quotes request text quotes it through [`quoted`].
 
 use tonic::Status;
 
@@ -11,6 +12,21 @@ use crate::status::{self, Reason};
 
 /// Longest client `request_id`, in characters (common.proto: "at most 64 characters").
 pub const MAX_REQUEST_ID_CHARS: usize = 64;
+
+/// Longest piece of request text an error message quotes, in characters. The message travels in
+/// the response's trailers three times (`grpc-message`, and the status and `BadRequest` of
+/// `grpc-status-details-bin`), and clients refuse trailers over 8 to 16 KiB: quoting a long field
+/// whole would turn a precise INVALID_ARGUMENT into a protocol error.
+pub const MAX_QUOTED_CHARS: usize = 64;
+
+/// `value` as an error message may quote it: its first [`MAX_QUOTED_CHARS`] characters, with `…`
+/// where it was cut.
+pub fn quoted(value: &str) -> std::borrow::Cow<'_, str> {
+    match value.char_indices().nth(MAX_QUOTED_CHARS) {
+        Some((end, _)) => format!("{}…", &value[..end]).into(),
+        None => value.into(),
+    }
+}
 
 /// `value` of request field `field`, if it is text the store and the wire can hold: no NUL
 /// character (PostgreSQL refuses it in `text` columns). Otherwise INVALID_ARGUMENT `invalid_text`
@@ -21,6 +37,19 @@ pub fn text<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
             Reason::InvalidText,
             field,
             format!("{field} contains a NUL character"),
+        ));
+    }
+    Ok(value)
+}
+
+/// `value` of a required text field: [`text`], and not empty (INVALID_ARGUMENT `missing_field`
+/// naming `field`).
+pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
+    if text(field, value)?.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::MissingField,
+            field,
+            format!("{field} is required"),
         ));
     }
     Ok(value)
@@ -60,6 +89,16 @@ mod tests {
     }
 
     #[test]
+    fn a_required_field_is_missing_when_empty_and_text_otherwise() {
+        assert_eq!(reason(&required("name", "").unwrap_err()), "missing_field");
+        assert_eq!(
+            reason(&required("name", "a\0").unwrap_err()),
+            "invalid_text"
+        );
+        assert_eq!(required("name", "players/me").unwrap(), "players/me");
+    }
+
+    #[test]
     fn a_nul_anywhere_in_text_is_an_invalid_argument_naming_the_field() {
         for value in ["\0", "a\0", "\0b", "ab\0cd"] {
             let refused = text("display_name", value).unwrap_err();
@@ -73,6 +112,15 @@ mod tests {
         }
         assert_eq!(text("display_name", "Ayşe 🀄").unwrap(), "Ayşe 🀄");
         assert_eq!(text("display_name", "").unwrap(), "");
+    }
+
+    #[test]
+    fn quoted_text_is_cut_to_a_bounded_length() {
+        assert_eq!(quoted("tables/x"), "tables/x");
+        let exact = "é".repeat(MAX_QUOTED_CHARS);
+        assert_eq!(quoted(&exact), exact);
+        let long = "é".repeat(5_000);
+        assert_eq!(quoted(&long), format!("{}…", "é".repeat(MAX_QUOTED_CHARS)));
     }
 
     #[test]

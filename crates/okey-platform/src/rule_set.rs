@@ -20,7 +20,10 @@ pub fn rules_from_proto(rules: Option<&pb::RuleSet>) -> Result<RuleSet, Status> 
             invalid_argument(
                 Reason::InvalidRules,
                 "rules.preset",
-                format!("unknown preset `{}` (ListPresets lists them)", r.preset),
+                format!(
+                    "unknown preset `{}` (ListPresets lists them)",
+                    crate::fields::quoted(&r.preset)
+                ),
             )
         })?
     };

@@ -700,6 +700,26 @@ pub async fn raw_unary(
     .map(tonic::Response::into_inner)
 }
 
+/// Sends `request`'s bytes as the request message of the server-streaming RPC `path`
+/// (`/okey.v1.TableService/WatchTable`) and returns the stream of the response messages' bytes.
+pub async fn raw_server_streaming(
+    channel: tonic::transport::Channel,
+    path: &'static str,
+    request: tonic::Request<Vec<u8>>,
+) -> Result<tonic::Streaming<Vec<u8>>, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    grpc.server_streaming(
+        request,
+        http::uri::PathAndQuery::from_static(path),
+        RawCodec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
 /// The names of the files that the server's reflection (v1alpha, the one grpcurl speaks) says
 /// define `symbol` (`google.rpc.ErrorInfo`) and every file they import, or its error message.
 pub async fn reflection_files_for(

@@ -314,7 +314,10 @@ impl AccountsService for AccountsApi {
             return Err(status::invalid_argument(
                 Reason::InvalidUpdateMask,
                 "update_mask",
-                format!("cannot update `{unknown}`: only display_name and avatar_ref"),
+                format!(
+                    "cannot update `{}`: only display_name and avatar_ref",
+                    fields::quoted(unknown)
+                ),
             ));
         }
         let change = ProfileChange {

@@ -583,11 +583,13 @@ impl MatchmakingService for MatchmakingApi {
     }
 }
 
-/// Reads a lobby page token: `{created_at µs}_{room id}`.
+/// Reads a lobby page token: `{created_at µs}_{room id}`. Rooms are created after the epoch: an
+/// earlier time is not a token this server gave (and PostgreSQL cannot hold every one of them).
 fn page_token(token: &str) -> Option<(DateTime<Utc>, Uuid)> {
     let (micros, id) = token.split_once('_')?;
+    let micros = micros.parse::<i64>().ok().filter(|m| *m >= 0)?;
     Some((
-        DateTime::from_timestamp_micros(micros.parse().ok()?)?,
+        DateTime::from_timestamp_micros(micros)?,
         Uuid::parse_str(id).ok()?,
     ))
 }
@@ -714,5 +716,21 @@ mod tests {
         let details = status.get_error_details();
         assert_eq!(details.error_info().unwrap().reason, "not_room_member");
         assert!(details.precondition_failure().is_some());
+    }
+
+    #[test]
+    fn lobby_page_tokens_hold_a_time_after_the_epoch() {
+        let room = Uuid::new_v4();
+        let given = format!("1796227200000000_{room}");
+        assert_eq!(page_token(&given).map(|(_, id)| id), Some(room));
+        // -100000-01-01: chrono holds it, PostgreSQL does not; no room was created then.
+        for bad in [
+            format!("-3217862419200000000_{room}"),
+            format!("-1_{room}"),
+            format!("{}_{room}", i64::MAX),
+            "12_x".to_owned(),
+        ] {
+            assert_eq!(page_token(&bad), None, "{bad}");
+        }
     }
 }

@@ -159,14 +159,7 @@ fn player_name(
     name: &str,
     everyone: bool,
 ) -> Result<Option<String>, Status> {
-    fields::text(field, name)?;
-    if name.is_empty() {
-        return Err(status::invalid_argument(
-            Reason::MissingField,
-            field,
-            format!("{field} is required"),
-        ));
-    }
+    fields::required(field, name)?;
     let forms = if everyone {
         "players/{player}, players/me or players/-"
     } else {
@@ -237,14 +230,7 @@ fn position(token: &str) -> Result<Option<Position>, Status> {
 }
 
 fn match_id(field: &str, name: &str) -> Result<Uuid, Status> {
-    fields::text(field, name)?;
-    if name.is_empty() {
-        return Err(status::invalid_argument(
-            Reason::MissingField,
-            field,
-            format!("{field} is required"),
-        ));
-    }
+    fields::required(field, name)?;
     name.strip_prefix("matches/")
         .and_then(|id| Uuid::parse_str(id).ok())
         .ok_or_else(|| {

@@ -58,13 +58,21 @@ mod micros {
     use chrono::{DateTime, Utc};
     use serde::{Deserialize, Deserializer, Serializer};
 
+    /// 10000-01-01, where all time's period ends. The times this server puts in tokens (periods'
+    /// bounds, matches' ends) lie between the epoch and then; a time outside is not this
+    /// server's, and PostgreSQL or a period's bounds could not take every one of them.
+    const LATEST: i64 = 253_402_300_800_000_000;
+
     pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_i64(t.timestamp_micros())
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
         let micros = i64::deserialize(d)?;
-        DateTime::from_timestamp_micros(micros)
+        (0..=LATEST)
+            .contains(&micros)
+            .then(|| DateTime::from_timestamp_micros(micros))
+            .flatten()
             .ok_or_else(|| serde::de::Error::custom("time out of range"))
     }
 }
@@ -77,7 +85,26 @@ impl Position {
     /// `None` for anything this server did not give.
     pub fn from_token(token: &str) -> Option<Position> {
         let bytes = URL_SAFE_NO_PAD.decode(token).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let position: Position = serde_json::from_slice(&bytes).ok()?;
+        position.could_be_given().then_some(position)
+    }
+
+    /// Whether this server could have given the position: counts are not negative (a page's
+    /// query negates them) and names hold no NUL (PostgreSQL refuses it in text). Times are
+    /// checked as they are read ([`micros`]).
+    fn could_be_given(&self) -> bool {
+        let (counts, names) = match self {
+            Position::Ledger { parent, .. } => (vec![], vec![parent]),
+            Position::Results { player, .. } => (vec![], vec![player]),
+            Position::Board { period, key, .. } => (vec![key.matches], vec![period, &key.player]),
+            Position::Standings {
+                won,
+                played,
+                player,
+                ..
+            } => (vec![*won, *played], vec![player]),
+        };
+        counts.iter().all(|n| *n >= 0) && names.iter().all(|name| !name.contains('\0'))
     }
 }
 
@@ -777,5 +804,25 @@ mod tests {
         assert_eq!(Position::from_token(&p.token()), Some(p));
         assert_eq!(Position::from_token("not a token"), None);
         assert_eq!(Position::from_token(&URL_SAFE_NO_PAD.encode(b"{}")), None);
+    }
+
+    #[test]
+    fn tokens_with_values_this_server_never_gives_are_refused() {
+        let token = |json: &str| URL_SAFE_NO_PAD.encode(json.as_bytes());
+        for json in [
+            // Before the epoch (-100000-01-01: PostgreSQL cannot hold it).
+            r#"{"k":"standings","from":-3217862419200000000,"to":0,"won":0,"mean":0.5,"played":0,"player":"players/x"}"#,
+            // Days before chrono's last date (a month's bounds cannot be computed).
+            r#"{"k":"board","period":"month","starts":8210265408000000000,"min":1,"around":false,"key":{"o":0,"n":0,"p":"players/x"}}"#,
+            // A count that cannot be negated.
+            r#"{"k":"standings","from":0,"to":0,"won":-9223372036854775808,"mean":0.5,"played":0,"player":"players/x"}"#,
+            // A NUL in a name.
+            r#"{"k":"board","period":"all","starts":0,"min":1,"around":false,"key":{"o":0,"n":0,"p":"a\u0000b"}}"#,
+            r#"{"k":"results","player":"players/\u0000","ended_at":0,"match_id":"6a1f2d3c-4b5e-4f60-8a71-92b3c4d5e6f7"}"#,
+        ] {
+            assert_eq!(Position::from_token(&token(json)), None, "{json}");
+        }
+        let board = r#"{"k":"board","period":"all","starts":0,"min":1,"around":false,"key":{"o":-5,"n":0,"p":"players/x"}}"#;
+        assert!(Position::from_token(&token(board)).is_some());
     }
 }

@@ -58,7 +58,10 @@ pub(super) fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
             status::invalid_argument(
                 Reason::InvalidTable,
                 field,
-                format!("`{name}` is not a table name (tables/{{uuid}})"),
+                format!(
+                    "`{}` is not a table name (tables/{{uuid}})",
+                    fields::quoted(name)
+                ),
             )
         })
 }
@@ -95,7 +98,7 @@ pub(super) fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
         status::invalid_argument(
             Reason::InvalidTile,
             field,
-            format!("`{text}` is not a tile"),
+            format!("`{}` is not a tile", fields::quoted(text)),
         )
     })
 }
@@ -105,7 +108,7 @@ pub(super) fn meld_tile_arg(text: &str, field: &str) -> Result<MeldTile, Status>
         status::invalid_argument(
             Reason::InvalidTile,
             field,
-            format!("`{text}` is not a tile"),
+            format!("`{}` is not a tile", fields::quoted(text)),
         )
     })
 }
