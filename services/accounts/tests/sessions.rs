@@ -14,6 +14,18 @@ fn rid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+/// An UpgradeGuest of the guest of `token` to `username` and `password`, with a new request id.
+fn upgrade(username: &str, password: &str, token: &str) -> tonic::Request<pb::UpgradeGuestRequest> {
+    bearer(
+        pb::UpgradeGuestRequest {
+            request_id: rid(),
+            username: username.into(),
+            password: password.into(),
+        },
+        token,
+    )
+}
+
 /// A RefreshSession of `token` with `request_id`.
 fn refresh(token: &str, request_id: &str) -> pb::RefreshSessionRequest {
     pb::RefreshSessionRequest {
@@ -87,12 +99,9 @@ async fn a_guest_upgrades_and_keeps_the_same_player_id() {
     assert_eq!(claims["name"], "Ayşe");
 
     let upgraded = client
-        .upgrade_guest(bearer(
-            pb::UpgradeGuestRequest {
-                request_id: rid(),
-                username: "Ayse_K".into(),
-                password: "correct horse battery".into(),
-            },
+        .upgrade_guest(upgrade(
+            "Ayse_K",
+            "correct horse battery",
             &guest_session.access_token,
         ))
         .await
@@ -153,25 +162,15 @@ async fn a_guest_upgrades_and_keeps_the_same_player_id() {
         ("Ayşe K", "avatars/7")
     );
     let again = client
-        .upgrade_guest(bearer(
-            pb::UpgradeGuestRequest {
-                request_id: rid(),
-                username: "other_name".into(),
-                password: "another long password".into(),
-            },
-            &token,
-        ))
+        .upgrade_guest(upgrade("other_name", "another long password", &token))
         .await
         .unwrap_err();
     assert_eq!(reason(&again), "not_a_guest");
     let other = guest(&mut client).await;
     let taken = client
-        .upgrade_guest(bearer(
-            pb::UpgradeGuestRequest {
-                request_id: rid(),
-                username: "AYSE_K".into(),
-                password: "another long password".into(),
-            },
+        .upgrade_guest(upgrade(
+            "AYSE_K",
+            "another long password",
             &other.session.unwrap().access_token,
         ))
         .await
@@ -354,12 +353,9 @@ async fn repeated_wrong_passwords_are_slowed_then_refused() {
     let mut client = app.client().await;
     let g = guest(&mut client).await;
     client
-        .upgrade_guest(bearer(
-            pb::UpgradeGuestRequest {
-                request_id: rid(),
-                username: "mehmet".into(),
-                password: "the right password".into(),
-            },
+        .upgrade_guest(upgrade(
+            "mehmet",
+            "the right password",
             &g.session.unwrap().access_token,
         ))
         .await
@@ -603,12 +599,9 @@ async fn a_retried_guest_sign_in_is_the_same_player_with_a_new_session_and_the_f
 
     // Once upgraded, the device alone no longer signs in: no way around the password.
     client
-        .upgrade_guest(bearer(
-            pb::UpgradeGuestRequest {
-                request_id: rid(),
-                username: "device_owner".into(),
-                password: "correct horse battery".into(),
-            },
+        .upgrade_guest(upgrade(
+            "device_owner",
+            "correct horse battery",
             &later.session.unwrap().access_token,
         ))
         .await
