@@ -153,11 +153,10 @@ impl Arming {
 
     /// Whether `due` is what `table` waits for now (its turn, or its bot's move at its version).
     pub fn due_now(due: &Due, table: &Table) -> bool {
-        let Some(hand) = table.hand.as_ref().filter(|h| !h.is_over()) else {
+        let Some(hand) = hand_in_play(table) else {
             return false;
         };
-        table.phase == Phase::Playing
-            && due.seat == hand.turn.seat
+        due.seat == hand.turn.seat
             && match due.kind {
                 DueKind::Turn { hand: h, turn } => {
                     h == table.hand_number && turn == hand.turn.number
@@ -165,6 +164,15 @@ impl Arming {
                 DueKind::Bot { version } => version == table.version,
             }
     }
+}
+
+/// The hand `table` is playing, if a turn (or a bot's move) runs at it now: none while it waits
+/// for players, between hands and after the match.
+pub fn hand_in_play(table: &Table) -> Option<&okey_rules::Hand> {
+    if table.phase != Phase::Playing {
+        return None;
+    }
+    table.hand.as_ref().filter(|h| !h.is_over())
 }
 
 /// What is due next at `table` now that it is at its version, having just appended `appended`
@@ -176,10 +184,7 @@ pub fn next_due(
     now_ms: u64,
     bot_pace_ms: u64,
 ) -> Option<Arming> {
-    if table.phase != Phase::Playing {
-        return None;
-    }
-    let hand = table.hand.as_ref().filter(|h| !h.is_over())?;
+    let hand = hand_in_play(table)?;
     let seat = hand.turn.seat;
     if table.bot_holds(seat) {
         return Some(Arming {

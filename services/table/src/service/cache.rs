@@ -35,12 +35,6 @@ impl Entry {
     }
 }
 
-/// Whether something falls due at `table` now (a turn or a bot's move of a hand being played).
-pub(super) fn waits(table: &Table) -> bool {
-    table.phase == crate::domain::Phase::Playing
-        && table.hand.as_ref().is_some_and(|h| !h.is_over())
-}
-
 /// A locked cache slot (see [`Tables::lock_entry`]).
 pub(super) struct EntryGuard {
     guard: tokio::sync::OwnedMutexGuard<Entry>,

@@ -7,6 +7,7 @@ use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
 
 use super::{ServiceError, Tables};
+use crate::deadlines::hand_in_play;
 use crate::domain::{Admission, Phase, Shown, Table, TableError};
 
 /// What anyone may know about a table at a version.
@@ -177,7 +178,7 @@ impl Tables {
         // A turn this process did not see start (another replica's move, or one before this
         // process started): its deadline is read from Redis once, then held with the table.
         if entry.turn_deadline_ms().is_none()
-            && super::cache::waits(table)
+            && hand_in_play(table).is_some()
             && let Some(observer) = &self.observer
         {
             entry.deadline = observer.armed(table_id).await;

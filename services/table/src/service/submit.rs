@@ -10,10 +10,11 @@ use serde::{Deserialize, Serialize};
 use sqlx::types::Uuid;
 use tracing::Instrument;
 
-use super::cache::{Entry, waits};
+use super::cache::Entry;
 use super::read::{outcome_of, summary};
 use super::watch::Feed;
 use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
+use crate::deadlines::hand_in_play;
 use crate::domain::{Admission, Decision, Phase, Seed, Table, TableCommand, TableEvent, show};
 use crate::ids::{new_seed, random_uuid};
 use crate::store::{Append, AppendError, Metadata};
@@ -363,23 +364,24 @@ impl Tables {
     ) -> Result<Attempt, ServiceError> {
         let table_id = submission.table_id;
         let actor = submission.actor;
-        // The decision is applied to the table in memory itself, not to a copy (a copy per
-        // command grew with every hand of a long match). Until the append is stored the entry
-        // holds no table: if the append fails, the next use folds it from the store again, which
-        // also settles an append whose outcome the database error left unknown.
         // What is armed now, for the arming's rule (a turn keeps its deadline): this process's
         // own last arming, or, when the table moved on through another process while a turn
         // ran, what Redis holds.
         let table = entry.table.as_ref().expect("loaded before the first try");
-        if let Some(observer) = &self.observer
-            && waits(table)
-            && entry.deadline.is_none_or(|d| d.version != table.version)
+        let mut previous = entry.deadline.filter(|d| d.version == table.version);
+        if previous.is_none()
+            && hand_in_play(table).is_some()
+            && let Some(observer) = &self.observer
         {
-            entry.deadline = observer.armed(table_id).await;
+            previous = observer
+                .armed(table_id)
+                .await
+                .filter(|d| d.version == table.version);
         }
-        let previous = entry
-            .deadline
-            .filter(|d| entry.table.as_ref().is_some_and(|t| d.version == t.version));
+        // The decision is applied to the table in memory itself, not to a copy (a copy per
+        // command grew with every hand of a long match). Until the append is stored the entry
+        // holds no table: if the append fails, the next use folds it from the store again, which
+        // also settles an append whose outcome the database error left unknown.
         let mut after = entry.table.take().expect("loaded before the first try");
         let before = after.version;
         let seated_before = after.seat_of(actor);
