@@ -3,17 +3,8 @@ seed statement, at that seed's preset, that no earlier scenario pinned. Register
 make_scenarios.py. Expected results are worked out by hand from RULES.md and the seeds."""
 
 from okeygen import P, add, discard, draw, finished, in_progress, lay, open_, ret, retrieve, scenario, take
-from scenarios_b import B10_13, PAIRS10, PAIRS10_TILES, SEAT1_DIRECT, SEAT1_DIRECT_OPEN, SEAT1_MELDER
-
-WO = "wrong_opening"
-DO = "discard_okey"
-DP = "discard_playable"
-SDO = "side_discard_opening"
-OR = "okey_retrieved"
-
-K9_13 = "K9 K10 K11 K12 K13"
-Y9_13 = "Y9 Y10 Y11 Y12 Y13"
-B9_13 = "B9 B10 B11 B12 B13"
+from scenarios_b import (B9_13, B10_13, DO, DP, K9_13, OR, PAIRS10, PAIRS10_TILES, SDO, SEAT1_DIRECT,
+                         SEAT1_DIRECT_OPEN, SEAT1_MELDER, WO, Y9_13)
 
 # ---------------------------------------------------------------------------------------------
 # One hand, four presets: a pair opener goes out on a later turn with the okey
