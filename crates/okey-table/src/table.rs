@@ -576,7 +576,6 @@ impl Table {
         let hand = self.hand.as_ref().ok_or(TableError::NotStarted)?;
         let engine_events = hand.decide(seat, command)?;
         let mut after = hand.clone();
-        let mut record = self.record.clone();
         let mut events = Vec::with_capacity(engine_events.len() + 2);
         let mut seeds = Vec::new();
         let rolled_back = engine_events
@@ -603,6 +602,9 @@ impl Table {
             match e {
                 Event::HandEnded { end } => {
                     let result = HandResult::of(&after).expect("the hand has ended");
+                    // The match record is copied only for the one event that adds to it: it holds
+                    // every hand of the match, and most commands end no hand.
+                    let mut record = self.record.clone();
                     record.record(result);
                     let stored = self
                         .seed(self.hand_number)
@@ -633,7 +635,7 @@ impl Table {
                         });
                     } else {
                         let next = Table {
-                            record: record.clone(),
+                            record,
                             ..self.clone()
                         };
                         let (event, stored) = next.deal(next_seed);
