@@ -1154,17 +1154,22 @@ scenario(
 SEAT1_DIRECT = "B1 B2 B3 B4 B5 R1 R2 R3 R4 R5 B9 B10 B11 B12 B13 R11 R12 R13 K1 K2"
 SEAT1_DIRECT_OPEN = "B1 B2 B3 B4 B5 | R1 R2 R3 R4 R5 | B9 B10 B11 B12 B13 | R11 R12 R13 | K1 K2 K3"
 
-scenario(
-    "119_penalties_preset_direct_finish_gives_every_opponent_404",
-    "penalties (seed 004): after a direct finish every opponent gets 404, even one who opened",
-    rules={"preset": "penalties"},
+# Seat 0 opens 110; seat 1 opens and goes out in its first turn (a direct finish, no okey).
+SEAT1_DIRECT_FINISH = dict(
     racks=[f"{K9_13} {Y9_13} Y6", f"{SEAT1_DIRECT} Y1", "", ""],
     pile="K3",
     steps=[
         open_(0, f"{K9_13} | {Y9_13}"), discard(0, "Y6"),
         draw(1), open_(1, SEAT1_DIRECT_OPEN), discard(1, "Y1"),
     ],
+)
+
+scenario(
+    "119_penalties_preset_direct_finish_gives_every_opponent_404",
+    "penalties (seed 004): after a direct finish every opponent gets 404, even one who opened",
+    rules={"preset": "penalties"},
     end=finished(1, [404, -202, 404, 404]),
+    **SEAT1_DIRECT_FINISH,
 )
 
 scenario(

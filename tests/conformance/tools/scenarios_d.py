@@ -3,8 +3,8 @@ seed statement, at that seed's preset, that no earlier scenario pinned. Register
 make_scenarios.py. Expected results are worked out by hand from RULES.md and the seeds."""
 
 from okeygen import P, add, discard, draw, finished, in_progress, lay, open_, ret, retrieve, scenario, take
-from scenarios_b import (B9_13, B10_13, DO, DP, K9_13, OR, PAIRS10, PAIRS10_TILES, SDO, SEAT1_DIRECT,
-                         SEAT1_DIRECT_OPEN, SEAT1_MELDER, WO, Y9_13)
+from scenarios_b import (B9_13, B10_13, DO, DP, K9_13, OR, PAIRS10, PAIRS10_TILES, SDO,
+                         SEAT1_DIRECT_FINISH, SEAT1_MELDER, WO, Y9_13)
 
 # ---------------------------------------------------------------------------------------------
 # One hand, four presets: a pair opener goes out on a later turn with the okey
@@ -86,13 +86,8 @@ scenario(
     "148_penalties_direct_finish_with_partners_the_partner_scores_0",
     "penalties with partners: after a direct finish both opponents get 404 and the finisher's partner 0",
     rules={"preset": "penalties", "partners": True},
-    racks=[f"{K9_13} {Y9_13} Y6", f"{SEAT1_DIRECT} Y1", "", ""],
-    pile="K3",
-    steps=[
-        open_(0, f"{K9_13} | {Y9_13}"), discard(0, "Y6"),
-        draw(1), open_(1, SEAT1_DIRECT_OPEN), discard(1, "Y1"),
-    ],
     end=finished(1, [404, -202, 404, 0]),
+    **SEAT1_DIRECT_FINISH,
 )
 
 # Seed 004's five in-play penalties, "on by default", in one hand of its preset:
