@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use okey_bots::{Bot, Easy};
 use okey_platform::Settings;
 use okey_proto::v1 as pb;
+use okey_rules::Command;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 use table::grpc::command_to_proto;
@@ -354,26 +355,55 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
             // Forget what is SENT_KEPT versions old.
             *sent = sent.split_off(&first.saturating_sub(SENT_KEPT - 1));
         }
+        // A discard passes the turn: the next seat reads its own view, so the discarding seat
+        // asks for no view back (as an app that follows the table on its stream does).
+        let passes = matches!(command, Command::Discard { .. });
+        let answer_form = if passes { pb::SeatViewForm::None } else { form };
         let r = clients[turn]
-            .submit_as(&table, &uuid(), command_to_proto(&command).unwrap(), form)
+            .submit_as(
+                &table,
+                &uuid(),
+                command_to_proto(&command).unwrap(),
+                answer_form,
+            )
             .await
             .expect("bot commands are legal");
         latencies.push((round, started.elapsed()));
-        let after = r.view.unwrap();
-        let next = after.turn_seat as usize;
-        // The next seat acts on its own view; the same seat goes on with the view it got back.
-        // Like an app that follows the table, it asks for at least the version it knows of
-        // (with `latest_views`, for every move made before the call: a store check).
+        // Like an app that follows the table, the seat that reads its view asks for at least
+        // the version it knows of (with `latest_views`, for every move made before the call: a
+        // store check).
         let min_version = (!latest_views).then_some(r.version);
-        view = if next == turn {
-            after
-        } else {
-            clients[next]
+        if !passes {
+            // The same seat goes on with the view it got back (or, if its command ended the
+            // hand, whoever moves first in the next reads theirs).
+            let after = r.view.expect("a view was asked for");
+            let next = after.turn_seat as usize;
+            view = if next == turn {
+                after
+            } else {
+                clients[next]
+                    .view_at_least(&table, form, min_version)
+                    .await
+                    .unwrap()
+            };
+            turn = next;
+            continue;
+        }
+        // The seat after the discarder moves next, unless the discard ended the hand: then the
+        // view it reads names who deals the next hand's first move.
+        let next = (turn + 1) % 4;
+        view = clients[next]
+            .view_at_least(&table, form, min_version)
+            .await
+            .unwrap();
+        let first = view.turn_seat as usize;
+        if first != next {
+            view = clients[first]
                 .view_at_least(&table, form, min_version)
                 .await
-                .unwrap()
-        };
-        turn = next;
+                .unwrap();
+        }
+        turn = first;
     }
     // The players close their streams as they leave.
     for stream in streams {

@@ -73,7 +73,7 @@ reasons! {
     InvalidHandNumber = "invalid_hand_number" => InvalidArgument,
     /// A client seed that is not 32 bytes as 64 hex digits.
     InvalidClientSeed = "invalid_client_seed" => InvalidArgument,
-    /// A `view_form` this server does not know.
+    /// A `view_form` this server does not know, or NONE where a view is asked for.
     InvalidViewForm = "invalid_view_form" => InvalidArgument,
     /// A rule set names an unknown preset or an impossible value.
     InvalidRules = "invalid_rules" => InvalidArgument,

@@ -16,7 +16,8 @@
 //! every core for a paced run, and in-process, where the service shares the runtime). `--tables-per-connection N` puts N tables'
 //! players on each HTTP/2 connection (by default four connections, or one per 100 tables).
 //!
-//! The seat whose turn comes next reads its view with `min_version` set to the version the
+//! A discard asks for no view in its answer (`SEAT_VIEW_FORM_NONE`): the turn passes, and the
+//! seat whose turn comes next reads its view with `min_version` set to the version the
 //! last command's answer gave (as an app following the table knows it), so a table held in
 //! memory answers without a store check. `--latest-views` reads without it: every view is
 //! checked against the store, as a call without `min_version` is.

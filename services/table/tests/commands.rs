@@ -473,6 +473,53 @@ async fn a_view_comes_in_the_form_asked_for() {
     assert_eq!(engine_view(&view).rack.len(), rack.len() - 1);
     assert_eq!(view.version, played.version);
     assert!(played.version > both.version);
+
+    // NONE: the answer carries the version and the events, no view; a retry of it is answered
+    // the same, and a retry asking for a view gets one, with nothing played twice.
+    let c = &mut clients[1];
+    let before = c.view_as(&table, pb::SeatViewForm::Typed).await.unwrap();
+    let id = uuid();
+    let drawn = c
+        .submit_as(&table, &id, draw(), pb::SeatViewForm::None)
+        .await
+        .unwrap();
+    assert!(drawn.view.is_none());
+    assert_eq!(drawn.version, played.version + 1);
+    assert!(
+        !drawn.events.is_empty(),
+        "the draw is in the answer's events"
+    );
+    let again = c
+        .submit_as(&table, &id, draw(), pb::SeatViewForm::None)
+        .await
+        .unwrap();
+    assert_eq!((again.version, again.view), (drawn.version, None));
+    let with_view = c
+        .submit_as(&table, &id, draw(), pb::SeatViewForm::Typed)
+        .await
+        .unwrap();
+    let view = with_view.view.expect("a retry asking for a view gets one");
+    assert_eq!(
+        (with_view.version, view.version),
+        (drawn.version, drawn.version)
+    );
+    assert_eq!(
+        view.rack.len(),
+        before.rack.len() + 1,
+        "one tile drawn, once"
+    );
+    // GetSeatView is for the view: NONE is refused.
+    let none = c
+        .api
+        .get_seat_view(c.req(pb::GetSeatViewRequest {
+            table: table.clone(),
+            view_form: pb::SeatViewForm::None as i32,
+            min_version: None,
+        }))
+        .await
+        .unwrap_err();
+    assert_eq!(none.code(), Code::InvalidArgument);
+    assert_eq!(reason(&none), "invalid_view_form");
 }
 
 /// `min_version` lets a server answer a view from memory. Two servers share the store but not

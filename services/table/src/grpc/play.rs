@@ -45,7 +45,7 @@ pub(super) async fn submit_command(
             .iter()
             .map(|(_, shown)| event_to_proto(shown, &outcome.summary.table_id))
             .collect::<Result<_, _>>()?,
-        view: Some(view_in(&outcome, form)),
+        view: (form != pb::SeatViewForm::None).then(|| view_in(&outcome, form)),
     }))
 }
 

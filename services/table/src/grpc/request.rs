@@ -268,7 +268,9 @@ pub(super) fn view_form(value: i32) -> Result<pb::SeatViewForm, Status> {
         status::invalid_argument(
             Reason::InvalidViewForm,
             "view_form",
-            format!("{value} is not a SeatViewForm: send 0 (both), 1 (typed) or 2 (engine)"),
+            format!(
+                "{value} is not a SeatViewForm: send 0 (both), 1 (typed), 2 (engine) or 3 (none)"
+            ),
         )
     })
 }

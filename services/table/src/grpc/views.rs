@@ -22,6 +22,13 @@ pub(super) async fn get_seat_view(
     let caller = caller(&request)?;
     let id = table_id(&request.get_ref().table, "table")?;
     let form = view_form(request.get_ref().view_form)?;
+    if form == pb::SeatViewForm::None {
+        return Err(status::invalid_argument(
+            Reason::InvalidViewForm,
+            "view_form",
+            "GetSeatView is for the view: send 0 (both), 1 (typed) or 2 (engine), not 3 (none)",
+        ));
+    }
     let freshness = match request.get_ref().min_version {
         None => Freshness::Latest,
         Some(v) => Freshness::AtLeast(version_arg(v, "min_version")?),
