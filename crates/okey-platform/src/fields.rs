@@ -72,6 +72,28 @@ pub fn request_id(value: &str) -> Result<&str, Status> {
     Ok(value)
 }
 
+/// A person's resource name in request field `field`: `players/{player}`, `{player}` the
+/// account's id (a UUID), returned in its canonical spelling (lower-case, hyphenated), the one
+/// tokens carry. An empty name is INVALID_ARGUMENT `missing_field`; any other name, including the
+/// aliases some reads accept (`players/me`, `players/-`), INVALID_ARGUMENT `invalid_name`.
+pub fn player(field: &str, name: &str) -> Result<String, Status> {
+    required(field, name)?;
+    name.strip_prefix("players/")
+        .and_then(|id| sqlx::types::Uuid::try_parse(id).ok())
+        .map(|id| format!("players/{}", id.hyphenated()))
+        .ok_or_else(|| {
+            status::invalid_argument(
+                Reason::InvalidName,
+                field,
+                format!(
+                    "{field} must be players/{{player}}, {{player}} the account's id (a UUID), \
+                     not {}",
+                    quoted(name)
+                ),
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use tonic::Code;
@@ -96,6 +118,35 @@ mod tests {
             "invalid_text"
         );
         assert_eq!(required("name", "players/me").unwrap(), "players/me");
+    }
+
+    #[test]
+    fn a_person_is_named_by_the_uuid_of_their_account() {
+        let id = "0b6f5d4e-8f0a-4c4e-9b57-3a1d2c3b4a59";
+        assert_eq!(
+            player("p", &format!("players/{id}")).unwrap(),
+            format!("players/{id}")
+        );
+        assert_eq!(
+            player("p", &format!("players/{}", id.to_uppercase())).unwrap(),
+            format!("players/{id}"),
+            "one spelling: the tokens' own"
+        );
+        assert_eq!(reason(&player("p", "").unwrap_err()), "missing_field");
+        for bad in [
+            "players/",
+            "players/foo",
+            "players/me",
+            "players/-",
+            "players/a/b",
+            "bots/easy-1",
+            id,
+            "players/0b6f5d4e-8f0a-4c4e-9b57-3a1d2c3b4a59/x",
+        ] {
+            let refused = player("seats[0].player", bad).unwrap_err();
+            assert_eq!(refused.code(), Code::InvalidArgument, "{bad}");
+            assert_eq!(reason(&refused), "invalid_name", "{bad}");
+        }
     }
 
     #[test]

@@ -81,14 +81,7 @@ async fn partner_messages_never_reach_opponents_and_limits_are_precise() {
     let channel = connect(app.port).await;
     let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
     let mut people: Vec<Client> = (0..4)
-        .map(|i| {
-            Client::new(
-                channel.clone(),
-                &settings,
-                &format!("c{i}-{}", uuid()),
-                &["player"],
-            )
-        })
+        .map(|_| Client::new(channel.clone(), &settings, &uuid(), &["player"]))
         .collect();
     let names: Vec<String> = people.iter().map(Client::player).collect();
     let table = create(&mut admin, 1, true, &names, None).await;
@@ -214,14 +207,7 @@ async fn a_partner_message_sent_before_a_player_sat_down_stays_unread_by_them() 
     let channel = connect(app.port).await;
     let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
     let mut people: Vec<Client> = (0..3)
-        .map(|i| {
-            Client::new(
-                channel.clone(),
-                &settings,
-                &format!("p{i}-{}", uuid()),
-                &["player"],
-            )
-        })
+        .map(|_| Client::new(channel.clone(), &settings, &uuid(), &["player"]))
         .collect();
     let names: Vec<String> = people[..2].iter().map(Client::player).collect();
     // Seats 0 and 1 taken, 2 (seat 0's partner) and 3 free.

@@ -428,6 +428,8 @@ async fn a_view_comes_in_the_form_asked_for() {
         (engine.version, engine.seat, engine.turn_seat, engine.phase),
         (both.version, both.seat, both.turn_seat, both.phase)
     );
+    assert!(both.turn_deadline.is_some());
+    assert_eq!(engine.turn_deadline, both.turn_deadline);
     assert!(engine.summary.is_some());
     let rack: Vec<String> = engine_view(&engine)
         .rack

@@ -182,7 +182,28 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
             create(vec![], None, vec!["players/a\0b".into()]),
             "invalid_text",
         ),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        // A person is `players/{uuid}`: nothing else sits or joins.
+        [
+            "players/",
+            "players/foo",
+            "players/me",
+            "players/-",
+            "players/a/b",
+        ]
+        .into_iter()
+        .flat_map(|name| {
+            [
+                (
+                    create(vec![seat(Occupant::Player(name.into()))], None, vec![]),
+                    "invalid_name",
+                ),
+                (create(vec![], None, vec![name.into()]), "invalid_name"),
+            ]
+        }),
+    ) {
         let refused = admin
             .api
             .create_table(admin.req(request.clone()))

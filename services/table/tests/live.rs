@@ -337,12 +337,7 @@ async fn one_person_and_three_bots_play_a_full_match() {
     let app = Replica::start(&settings, clock()).await;
     let channel = connect(app.port).await;
     let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
-    let mut person = Client::new(
-        channel.clone(),
-        &settings,
-        &format!("p-{}", uuid()),
-        &["player"],
-    );
+    let mut person = Client::new(channel.clone(), &settings, &uuid(), &["player"]);
     let table = create(
         &mut admin,
         2,

@@ -712,16 +712,9 @@ async fn a_seat_shows_the_display_name_its_player_sat_down_with() {
     let app = spawn_app(settings(&infra)).await;
     let channel = connect(app.port).await;
     let mut admin = Client::new(channel.clone(), &app.settings, "admin", &["admin"]);
-    let person = |name: &str| {
-        Client::new(
-            channel.clone(),
-            &app.settings,
-            &format!("{name}-{}", uuid()),
-            &["player"],
-        )
-    };
+    let person = || Client::new(channel.clone(), &app.settings, &uuid(), &["player"]);
     // P is seated by CreateTable (the admin's token says nothing of P's name); Q sits down.
-    let (mut p, mut q) = (person("p"), person("q"));
+    let (mut p, mut q) = (person(), person());
     let table = create(&mut admin, 1, false, &[p.player()], None).await;
     q.join(&table, 1).await;
     let seats = |t: pb::Table| -> Vec<String> {

@@ -20,6 +20,8 @@ use traces::{Receiver, STATUS_ERROR, Span, kind};
 
 const WITHIN: Duration = Duration::from_secs(60);
 const SUBMIT: &str = "okey.v1.TableService/SubmitCommand";
+/// The person in seat 0: an account's id, as tokens carry it.
+const PERSON: &str = "5f0c1a52-3b7e-4d7a-9a61-0c2f8e4b7d13";
 
 fn env_set(env: &mut Vec<(String, String)>, key: &str, value: &str) {
     env.retain(|(k, _)| k != key);
@@ -48,7 +50,7 @@ async fn seat_view(client: &mut TableServiceClient<TracedChannel>, table: &str) 
                 view_form: pb::SeatViewForm::Unspecified as i32,
                 min_version: None,
             },
-            "p1",
+            PERSON,
             Role::Player,
         ))
         .await
@@ -98,7 +100,7 @@ async fn submit(
                 expected_version: None,
                 view_form: pb::SeatViewForm::Unspecified as i32,
             },
-            "p1",
+            PERSON,
             Role::Player,
         ))
         .await
@@ -189,7 +191,9 @@ async fn one_move_is_one_trace_through_the_table_nats_and_every_consumer() {
                 }),
                 seats: vec![pb::SeatAssignment {
                     seat: 0,
-                    occupant: Some(pb::seat_assignment::Occupant::Player("players/p1".into())),
+                    occupant: Some(pb::seat_assignment::Occupant::Player(format!(
+                        "players/{PERSON}"
+                    ))),
                 }],
                 empty_seat_bots: Some(pb::BotLevel::Easy as i32),
                 ..Default::default()

@@ -228,19 +228,15 @@ pub(super) fn admission_from_proto(
         }
         Ok(pb::TableOrigin::Unspecified) => Origin::Operator,
     };
-    for (i, m) in r.members.iter().enumerate() {
-        fields::text(&format!("members[{i}]"), m)?;
-        if !m.starts_with("players/") || m.len() > 128 {
-            return Err(status::invalid_argument(
-                Reason::InvalidName,
-                &format!("members[{i}]"),
-                "name a member as players/{id}",
-            ));
-        }
-    }
+    let members = r
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| fields::player(&format!("members[{i}]"), m))
+        .collect::<Result<_, _>>()?;
     Ok(Admission {
         origin,
-        members: r.members.clone(),
+        members,
         spectators: r.spectators_allowed.unwrap_or(true),
     })
 }

@@ -18,9 +18,9 @@ pub(super) async fn create_table(
     for (i, a) in r.seats.iter().enumerate() {
         let seat = seat_arg(a.seat, &format!("seats[{i}].seat"))?;
         match &a.occupant {
-            Some(pb::seat_assignment::Occupant::Player(p)) if p.starts_with("players/") => {
-                fields::text(&format!("seats[{i}].player"), p)?;
-                if seats[seat as usize].replace(p.clone()).is_some() {
+            Some(pb::seat_assignment::Occupant::Player(p)) if !p.is_empty() => {
+                let p = fields::player(&format!("seats[{i}].player"), p)?;
+                if seats[seat as usize].replace(p).is_some() {
                     return Err(status::invalid_argument(
                         Reason::InvalidSeat,
                         &format!("seats[{i}].seat"),
@@ -38,13 +38,6 @@ pub(super) async fn create_table(
                         "a seat is assigned twice",
                     ));
                 }
-            }
-            Some(pb::seat_assignment::Occupant::Player(p)) if !p.is_empty() => {
-                return Err(status::invalid_argument(
-                    Reason::InvalidName,
-                    &format!("seats[{i}].player"),
-                    "name a player as players/{id}",
-                ));
             }
             _ => {
                 return Err(status::invalid_argument(
