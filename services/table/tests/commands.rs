@@ -601,3 +601,55 @@ async fn a_view_at_a_version_held_in_memory_is_answered_without_the_store() {
     b.stop().await;
     a.stop().await;
 }
+
+/// A seat's running total counts the in-play penalties of the hand being played as they are
+/// charged, in every answer that shows it (SubmitCommand's view, GetTable), not only from the
+/// hand's end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_penalty_counts_in_the_running_total_as_it_is_charged() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    // A command that costs seat 0 a penalty (a wrong opening, an okey discarded): nearly every
+    // deal offers one, so a few tables are enough.
+    let mut found = None;
+    for _ in 0..20 {
+        let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
+        let c = &mut clients[0];
+        let actions = c
+            .api
+            .list_legal_actions(c.req(pb::ListLegalActionsRequest {
+                table: table.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .actions;
+        if let Some(a) = actions.into_iter().find(|a| a.penalty_points > 0) {
+            found = Some((table, clients, a));
+            break;
+        }
+    }
+    let (table, mut clients, action) = found.expect("a deal with a command that costs a penalty");
+    let c = &mut clients[0];
+    let played = c
+        .submit(&table, &uuid(), action.command.clone().unwrap())
+        .await
+        .unwrap();
+    let charged: i32 = played.penalties.iter().map(|p| p.points).sum();
+    assert_eq!(charged, action.penalty_points, "{}", action.hint);
+    let totals = |t: &pb::Table| t.seats.iter().map(|s| s.total).collect::<Vec<_>>();
+    let in_answer = played.view.unwrap().summary.unwrap();
+    assert_eq!(totals(&in_answer), vec![charged, 0, 0, 0]);
+    let read = c
+        .api
+        .get_table(c.req(pb::GetTableRequest { name: table }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    assert_eq!(totals(&read), vec![charged, 0, 0, 0]);
+}

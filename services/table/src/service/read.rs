@@ -94,7 +94,7 @@ pub(super) fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime
         },
         hand_number: table.hand_number,
         version: table.version,
-        totals: table.record.totals,
+        totals: running_totals(table),
         rack_counts: std::array::from_fn(|s| hand.map_or(0, |h| h.racks[s].len())),
         opened: std::array::from_fn(|s| hand.and_then(|h| h.opened[s].map(|o| o.kind))),
         created_at: created_at.map(|t| t.timestamp_millis()),
@@ -105,6 +105,19 @@ pub(super) fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime
             .flatten()
             .map(|(sha, _)| sha.clone()),
     }
+}
+
+/// Each seat's running total (`SeatSummary.total`): the match's totals after its ended hands,
+/// plus the in-play penalties that stand in a hand still being played (its end adds them to the
+/// match's record, so an ended hand's are already there).
+fn running_totals(table: &Table) -> [i64; 4] {
+    let mut totals = table.record.totals;
+    if let Some(hand) = table.hand.as_ref().filter(|h| !h.is_over()) {
+        for (total, penalties) in totals.iter_mut().zip(hand.penalty_totals()) {
+            *total += i64::from(penalties);
+        }
+    }
+    totals
 }
 
 pub(super) fn outcome_of(
