@@ -150,7 +150,8 @@ pub struct Table {
     pub seats: [Option<String>; 4],
     /// Each seated player's display name, from the access token they sat down (or joined
     /// again) with: the table shows a player by it without asking the accounts service. `None`
-    /// for a player seated by CreateTable until they call JoinSeat, and for bots.
+    /// for a player seated by CreateTable until they call JoinSeat, and for bots. A player who
+    /// left during the match (a bot plays for them) keeps theirs until they take the seat back.
     pub names: [Option<String>; 4],
     /// Events folded so far (= the stream's version).
     pub version: u64,
@@ -681,7 +682,12 @@ impl Table {
                 }
             }
             TableEvent::SeatTaken { seat, name, .. } => self.names[*seat as usize] = name.clone(),
-            TableEvent::SeatLeft { seat, .. } => self.names[*seat as usize] = None,
+            // A player who leaves to a bot keeps their name on the seat they may take back.
+            TableEvent::SeatLeft {
+                seat,
+                bot_substitute: false,
+                ..
+            } => self.names[*seat as usize] = None,
             TableEvent::HandDealt {
                 hand_number,
                 first,
@@ -720,7 +726,12 @@ impl Table {
                 self.record.record(*result);
             }
             TableEvent::MatchEnded { .. } => self.phase = Phase::Finished,
-            TableEvent::SeatHandedToBot { .. } | TableEvent::SeatReclaimed { .. } => {}
+            TableEvent::SeatLeft {
+                bot_substitute: true,
+                ..
+            }
+            | TableEvent::SeatHandedToBot { .. }
+            | TableEvent::SeatReclaimed { .. } => {}
         }
     }
 }

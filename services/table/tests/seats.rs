@@ -665,8 +665,38 @@ async fn a_seat_left_during_the_match_is_played_by_a_bot_until_its_player_joins_
         .unwrap()
         .summary
         .unwrap();
-    assert!(summary.seats[turn].player.is_none());
+    // The seat is still the leaver's (only they may take it back), played by a bot, and
+    // GetTable shows them gone.
+    let held = summary.seats[turn]
+        .player
+        .clone()
+        .expect("the seat names its player");
+    assert_eq!((held.player, held.bot), (clients[turn].player(), false));
     assert!(summary.seats[turn].bot_substitute);
+    let watcher = &mut clients[(turn + 1) % 4];
+    let read = watcher
+        .api
+        .get_table(watcher.req(pb::GetTableRequest {
+            name: table.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .table
+        .unwrap();
+    let seat = &read.seats[turn];
+    assert_eq!(
+        (
+            seat.player.as_ref().map(|p| p.player.clone()),
+            seat.presence,
+            seat.bot_substitute
+        ),
+        (
+            Some(clients[turn].player()),
+            pb::Presence::Gone as i32,
+            true
+        )
+    );
     let (events, _) = stored(&app.settings, &table).await;
     assert!(
         events

@@ -143,7 +143,7 @@ impl TableApi {
     async fn table_with_presence(&self, s: &Summary) -> pb::Table {
         let mut table = table_to_proto(s);
         if let (Some((presences, _)), Ok(id)) = (&self.live, Uuid::parse_str(&s.table_id)) {
-            match presences.of_seats(id, &s.seats, &s.substituted).await {
+            match presences.of_seats(id, &s.holders(), &s.substituted).await {
                 Ok(states) => {
                     for (seat, state) in table.seats.iter_mut().zip(states) {
                         seat.presence = presence_to_proto(state) as i32;

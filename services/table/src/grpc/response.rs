@@ -89,13 +89,14 @@ pub(super) fn match_name(table_id: &str) -> String {
 }
 
 pub(super) fn table_to_proto(s: &Summary) -> pb::Table {
+    let holders = s.holders();
     pb::Table {
         name: format!("tables/{}", s.table_id),
         rules: Some(rules_to_proto(&s.rules)),
         seats: (0..4)
             .map(|i| pb::SeatSummary {
                 seat: i as i32,
-                player: s.seats[i]
+                player: holders[i]
                     .as_deref()
                     .map(|p| player_summary(p, s.names[i].as_deref())),
                 presence: pb::Presence::Unspecified as i32,

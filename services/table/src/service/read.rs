@@ -31,6 +31,10 @@ pub struct Summary {
     /// Seats a bot plays for an absent player.
     #[serde(default)]
     pub substituted: [bool; 4],
+    /// The player who left each seat during the match, a bot playing it for them until they
+    /// take it back (see `Absence::vacated`); not in `seats`, which holds who may act there.
+    #[serde(default)]
+    pub vacated: [Option<String>; 4],
     /// Where the table came from and whom it admits.
     #[serde(default)]
     pub admission: Admission,
@@ -38,6 +42,14 @@ pub struct Summary {
     /// when the table takes no client seeds.
     #[serde(default)]
     pub next_server_seed_sha256: Option<String>,
+}
+
+impl Summary {
+    /// Whose each seat is, as the table shows it: the player sitting there, or the player who
+    /// left it during the match to a bot (theirs to take back); `None` for a free seat.
+    pub fn holders(&self) -> [Option<String>; 4] {
+        std::array::from_fn(|s| self.seats[s].clone().or_else(|| self.vacated[s].clone()))
+    }
 }
 
 /// [`Phase`] in serializable form.
@@ -99,6 +111,7 @@ pub(super) fn summary(table: &Table, table_id: Uuid, created_at: Option<DateTime
         opened: std::array::from_fn(|s| hand.and_then(|h| h.opened[s].map(|o| o.kind))),
         created_at: created_at.map(|t| t.timestamp_millis()),
         substituted: table.absence.substituted,
+        vacated: table.absence.vacated.clone(),
         admission: table.admission.clone(),
         next_server_seed_sha256: (table.phase != Phase::Finished)
             .then(|| table.commitments.get(&(table.hand_number + 1)))
