@@ -11,6 +11,7 @@ pub mod dependencies;
 pub mod fields;
 pub mod jwks;
 pub mod metrics;
+pub mod occupant;
 pub mod rule_set;
 pub mod server;
 pub mod service_token;

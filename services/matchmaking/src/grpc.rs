@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use okey_platform::Secret;
 use okey_platform::auth::Caller;
 use okey_platform::fields;
+use okey_platform::occupant::{bot_summary, player_summary};
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::matchmaking_service_server::MatchmakingService;
@@ -203,19 +204,14 @@ fn room_to_proto(r: &Room) -> pb::Room {
         members: r
             .members
             .iter()
-            .map(|m| match m {
-                Some(p) => pb::PlayerSummary {
-                    player: format!("players/{p}"),
-                    display_name: r.names.get(p).cloned().unwrap_or_default(),
-                    avatar_ref: String::new(),
-                    bot: false,
-                },
-                None if bot_seats => pb::PlayerSummary {
-                    player: String::new(),
-                    display_name: "bot".into(),
-                    avatar_ref: String::new(),
-                    bot: true,
-                },
+            .zip(0..)
+            .map(|(m, seat)| match m {
+                Some(p) => {
+                    player_summary(&format!("players/{p}"), r.names.get(p).map(String::as_str))
+                }
+                // The bot the room's table seated there (`StartRoom` asks for one of the room's
+                // level in every free seat), as the table shows it.
+                None if bot_seats => bot_summary(bot_level_to_proto(r.bot_level), seat),
                 None => pb::PlayerSummary::default(),
             })
             .collect(),

@@ -4,7 +4,7 @@
 //! guesses are rate-limited (a code with a NUL is no guess); members follow the room on a stream;
 //! the host removes a member and leaving closes the room, and either retried changes nothing; an
 //! unstarted room expires; public rooms are listed in the lobby; members are shown by the display
-//! names their tokens carry.
+//! names their tokens carry; a started room's bots are shown as its table shows them.
 
 mod common;
 
@@ -558,6 +558,98 @@ async fn members_are_shown_by_the_names_they_signed_in_with_wherever_they_sit() 
     assert!(started.members[3].bot);
     for m in &started.members[..3] {
         assert!(!m.display_name.contains(&m.player[8..]), "{m:?}");
+    }
+
+    w.stop().await;
+}
+
+#[tokio::test]
+async fn a_started_rooms_bots_are_shown_as_its_table_shows_them_at_every_level() {
+    let Some(mut w) = World::start(&[]).await else {
+        return;
+    };
+    let levels = [
+        pb::BotLevel::Unspecified,
+        pb::BotLevel::Easy,
+        pb::BotLevel::Medium,
+        pb::BotLevel::Hard,
+    ];
+    let hosts = w
+        .backends
+        .guests_named(&["Ayşe", "Mehmet", "Zeynep", "Emre"])
+        .await;
+    for (level, host) in levels.into_iter().zip(&hosts) {
+        let room = w
+            .api
+            .create_room(host.req(pb::CreateRoomRequest {
+                request_id: uuid(),
+                rules: Some(partners()),
+                fill_with_bots: true,
+                bot_level: level as i32,
+                ..Default::default()
+            }))
+            .await
+            .expect("room created")
+            .into_inner()
+            .room
+            .unwrap();
+        let started = w
+            .api
+            .start_room(host.req(pb::StartRoomRequest {
+                request_id: uuid(),
+                name: room.name.clone(),
+            }))
+            .await
+            .expect("started with bots in the free seats")
+            .into_inner()
+            .room
+            .unwrap();
+        let read = w
+            .api
+            .get_room(host.req(pb::GetRoomRequest {
+                name: room.name.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .room
+            .unwrap();
+        let watched = w
+            .api
+            .watch_room(host.req(pb::WatchRoomRequest {
+                name: room.name.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .message()
+            .await
+            .unwrap()
+            .expect("the room as it is")
+            .room
+            .unwrap();
+        // The table's own word: each bot seat's name (`bots/{level}-{seat}`) and display name.
+        let table = w.table(host, &started.table).await.unwrap();
+        for seat in 1..4 {
+            let at_table = table.seats[seat].player.clone().expect("a bot sits there");
+            assert!(
+                at_table.bot && at_table.player.starts_with("bots/"),
+                "{at_table:?}"
+            );
+            assert!(!at_table.display_name.is_empty(), "{at_table:?}");
+            for (answer, room) in [
+                ("StartRoom", &started),
+                ("GetRoom", &read),
+                ("WatchRoom", &watched),
+            ] {
+                assert_eq!(
+                    room.members[seat], at_table,
+                    "{level:?} seat {seat} in {answer}"
+                );
+            }
+        }
+        assert_eq!(read.members[0].player, host.player);
+        assert!(!read.members[0].bot);
     }
 
     w.stop().await;

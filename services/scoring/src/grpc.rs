@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use okey_platform::auth::{Caller, Role};
 use okey_platform::fields;
+use okey_platform::occupant::player_summary;
 use okey_platform::rule_set::rules_to_proto;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
@@ -296,12 +297,17 @@ fn match_to_proto(m: MatchRow) -> pb::MatchResult {
     let rules = serde_json::from_value::<RuleSet>(m.rules)
         .ok()
         .map(|r| rules_to_proto(&r));
+    let at = |column: &[Option<String>], s: usize| column.get(s).cloned().flatten();
     let seats = (0..4)
-        .map(|s| pb::PlayerSummary {
-            player: m.seat_players.get(s).cloned().flatten().unwrap_or_default(),
-            display_name: m.names.get(s).cloned().flatten().unwrap_or_default(),
-            avatar_ref: String::new(),
-            bot: m.bots.get(s).copied().unwrap_or(false),
+        .map(|s| match (at(&m.seat_players, s), at(&m.bot_names, s)) {
+            (Some(player), _) => player_summary(&player, at(&m.names, s).as_deref()),
+            (None, Some(bot)) => player_summary(&bot, None),
+            // A free seat; or a bot whose name the match's tally did not keep (written before
+            // bot names were kept, see `migrations/scoring/0007_bot_names.sql`).
+            (None, None) => pb::PlayerSummary {
+                bot: m.bots.get(s).copied().unwrap_or(false),
+                ..Default::default()
+            },
         })
         .collect();
     let verified = m.ended_at.is_some() && m.hands.iter().all(|h| h.verified);

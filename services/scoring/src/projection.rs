@@ -112,6 +112,9 @@ pub struct Seating {
     pub players: [Option<String>; 4],
     pub bots: [bool; 4],
     pub names: [Option<String>; 4],
+    /// The name the table gave each seat's bot (`bots/{level}-{seat}`), as it gave it; `None`
+    /// for a person, a free seat, or a bot of a tally kept before bot names were.
+    pub bot_names: [Option<String>; 4],
 }
 
 /// What one event changes besides the tally.
@@ -185,6 +188,7 @@ impl Tally {
             players: self.players.clone(),
             bots: self.bots,
             names: self.names.clone(),
+            bot_names: self.bot_names.clone(),
         }
     }
 
@@ -798,6 +802,66 @@ mod tests {
                 None
             ),
             Err(FoldError::NoHand("penalty_charged"))
+        );
+    }
+
+    #[test]
+    fn a_seats_bot_is_recorded_by_the_name_the_table_gave_it() {
+        let mut tally = Tally::default();
+        let changes = fold(
+            &mut tally,
+            1,
+            &public(TableEvent::TableCreated {
+                rules: Preset::Classic.rules(),
+                seats: [
+                    Some("players/a".into()),
+                    Some("bots/easy-1".into()),
+                    None,
+                    None,
+                ],
+                admission: Admission::default(),
+                server_seed_sha256: None,
+            }),
+            None,
+        )
+        .unwrap();
+        let [Change::MatchCreated { seating, .. }] = &changes[..] else {
+            panic!("{changes:?}");
+        };
+        assert_eq!(seating.bots, [false, true, false, false]);
+        assert_eq!(
+            seating.bot_names,
+            [None, Some("bots/easy-1".into()), None, None]
+        );
+        // A bot that sits down later, then a person who takes a bot's seat before the deal.
+        let seat_taken = |seat: Seat, player: &str| {
+            public(TableEvent::SeatTaken {
+                seat,
+                player: player.into(),
+                name: None,
+            })
+        };
+        let changes = fold(&mut tally, 2, &seat_taken(2, "bots/strong-2"), None).unwrap();
+        let [Change::Seats(seating)] = &changes[..] else {
+            panic!("{changes:?}");
+        };
+        assert_eq!(
+            seating.bot_names,
+            [
+                None,
+                Some("bots/easy-1".into()),
+                Some("bots/strong-2".into()),
+                None
+            ]
+        );
+        let changes = fold(&mut tally, 3, &seat_taken(1, "players/b"), None).unwrap();
+        let [Change::Seats(seating)] = &changes[..] else {
+            panic!("{changes:?}");
+        };
+        assert_eq!(seating.bots, [false, false, true, false]);
+        assert_eq!(
+            seating.bot_names,
+            [None, None, Some("bots/strong-2".into()), None]
         );
     }
 }

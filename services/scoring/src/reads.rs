@@ -183,6 +183,8 @@ pub struct MatchRow {
     pub seat_players: Vec<Option<String>>,
     pub bots: Vec<bool>,
     pub names: Vec<Option<String>>,
+    /// The table's name of each seat's bot (`bots/{level}-{seat}`), where it is known.
+    pub bot_names: Vec<Option<String>>,
     pub ranked: bool,
     pub started_at: Option<DateTime<Utc>>,
     pub ended_at: Option<DateTime<Utc>>,
@@ -210,8 +212,8 @@ pub struct HandRow {
 /// The match, with its ended deals in order; `None` when scoring has no such match.
 pub async fn match_result(pool: &PgPool, match_id: Uuid) -> Result<Option<MatchRow>, sqlx::Error> {
     let Some(r) = sqlx::query(
-        "SELECT match_id, rules, seat_players, seat_bots, seat_names, ranked, started_at,
-                ended_at, totals, winners, draw
+        "SELECT match_id, rules, seat_players, seat_bots, seat_names, seat_bot_names, ranked,
+                started_at, ended_at, totals, winners, draw
          FROM matches WHERE match_id = $1",
     )
     .bind(match_id)
@@ -252,6 +254,7 @@ pub async fn match_result(pool: &PgPool, match_id: Uuid) -> Result<Option<MatchR
         seat_players: r.get("seat_players"),
         bots: r.get("seat_bots"),
         names: r.get("seat_names"),
+        bot_names: r.get("seat_bot_names"),
         ranked: r.get("ranked"),
         started_at: r.get("started_at"),
         ended_at: r.get("ended_at"),

@@ -15,8 +15,9 @@ use crate::consumer::{self, Lag, Watch};
 use crate::grpc::ScoringApi;
 use crate::settings::ScoringSettings;
 
-/// The service's own schema, `migrations/scoring`, applied at every start.
-static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/scoring");
+/// The service's own schema, `migrations/scoring`, applied at every start (public for the tests
+/// of a migration over rows written before it).
+pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/scoring");
 
 /// What the service needs to be ready.
 const NEEDS: Needs = Needs {

@@ -509,8 +509,8 @@ async fn write(
                 .unwrap_or_else(|| "operator".into());
             sqlx::query(
                 "INSERT INTO matches (match_id, origin, preset, partners, rules, seat_players,
-                     seat_bots, seat_names, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                     seat_bots, seat_names, seat_bot_names, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             )
             .bind(match_id)
             .bind(origin)
@@ -520,19 +520,22 @@ async fn write(
             .bind(seating.players.to_vec())
             .bind(seating.bots.to_vec())
             .bind(seating.names.to_vec())
+            .bind(seating.bot_names.to_vec())
             .bind(incoming.time)
             .execute(&mut **tx)
             .await?;
         }
         Change::Seats(seating) => {
             sqlx::query(
-                "UPDATE matches SET seat_players = $2, seat_bots = $3, seat_names = $4
+                "UPDATE matches SET seat_players = $2, seat_bots = $3, seat_names = $4,
+                     seat_bot_names = $5
                  WHERE match_id = $1",
             )
             .bind(match_id)
             .bind(seating.players.to_vec())
             .bind(seating.bots.to_vec())
             .bind(seating.names.to_vec())
+            .bind(seating.bot_names.to_vec())
             .execute(&mut **tx)
             .await?;
         }

@@ -246,10 +246,8 @@ pub(super) fn admission_from_proto(
 /// `invalid_bot_level`.
 pub(super) fn bot_level_from_proto(level: i32, field: &str) -> Result<okey_bots::Level, Status> {
     match pb::BotLevel::try_from(level) {
-        Ok(pb::BotLevel::Easy) => Ok(okey_bots::Level::Easy),
-        Ok(pb::BotLevel::Unspecified | pb::BotLevel::Medium | pb::BotLevel::Hard) => {
-            Ok(okey_bots::Level::Strong)
-        }
+        // The platform's one mapping, which matchmaking names a room's bots by.
+        Ok(level) => Ok(okey_platform::occupant::bot_level_from_proto(level)),
         Err(_) => Err(status::invalid_argument(
             Reason::InvalidBotLevel,
             field,

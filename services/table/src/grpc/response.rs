@@ -13,7 +13,6 @@ use sqlx::types::chrono::{DateTime, Utc};
 use tonic::Status;
 
 use super::errors::{Failure, status_of};
-use crate::absence::bot_level;
 use crate::chat::{Channel, ChatMessage};
 use crate::domain::history::Entry;
 use crate::domain::{Noted, Origin, Shown, TableEvent};
@@ -43,20 +42,9 @@ pub(super) fn chat_to_proto(m: &ChatMessage) -> pb::ChatMessage {
     }
 }
 
-/// A seat's occupant as others see it: a bot by its level, a person by the display name they
-/// sat down with (empty while the table has not learned it: never the player id).
-pub(super) fn player_summary(occupant: &str, name: Option<&str>) -> pb::PlayerSummary {
-    let bot = bot_level(occupant);
-    pb::PlayerSummary {
-        player: occupant.to_owned(),
-        display_name: match bot {
-            Some(level) => format!("{level} bot"),
-            None => name.unwrap_or_default().to_owned(),
-        },
-        avatar_ref: String::new(),
-        bot: bot.is_some(),
-    }
-}
+/// A seat's occupant as others see it: the platform's one wire form, which scoring and
+/// matchmaking show too.
+pub(super) use okey_platform::occupant::player_summary;
 
 pub(super) fn origin_to_proto(origin: Origin) -> pb::TableOrigin {
     match origin {
