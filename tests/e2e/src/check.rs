@@ -269,11 +269,12 @@ fn check_result(m: &MatchExpect, r: &pb::MatchResult, out: &mut Vec<String>) {
     );
     same("ranked", format!("{}", m.ranked), format!("{}", r.ranked));
     same("table", m.table.clone(), r.table.clone());
-    let seats: Vec<(String, bool)> = m
-        .seats
-        .iter()
-        .zip(m.bots)
-        .map(|(p, bot)| (p.clone().unwrap_or_default(), bot))
+    // A person by their name, a bot by the name the table gave it.
+    let seats: Vec<(String, bool)> = (0..4)
+        .map(|s| {
+            let name = m.seats[s].clone().or_else(|| m.bot_names[s].clone());
+            (name.unwrap_or_default(), m.bots[s])
+        })
         .collect();
     let got: Vec<(String, bool)> = r.seats.iter().map(|s| (s.player.clone(), s.bot)).collect();
     same("seats", format!("{seats:?}"), format!("{got:?}"));

@@ -156,6 +156,8 @@ pub struct MatchExpect {
     pub seats: [Option<String>; 4],
     /// Seats a bot occupies.
     pub bots: [bool; 4],
+    /// The name of the bot in each seat a bot occupies at the end (`bots/{level}-{seat}`).
+    pub bot_names: [Option<String>; 4],
     pub ranked: bool,
     /// A `MatchEnded` was stored.
     pub ended: bool,
@@ -459,6 +461,7 @@ pub fn expect(truth: &TableTruth, players: &mut BTreeMap<String, PlayerExpect>) 
         }
     }
     m.seats = seats;
+    m.bot_names = std::array::from_fn(|s| occupants[s].clone().filter(|_| m.bots[s]));
     m.entries.sort();
     m
 }
