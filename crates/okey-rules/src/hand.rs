@@ -708,6 +708,18 @@ impl Hand {
         Ok(vec![Event::TileDrawn { seat, tile }])
     }
 
+    /// The side discard the seat on turn is offered: the previous seat's latest discard, while
+    /// the hand goes on and that seat has taken no tile this turn nor given the side discard
+    /// back. Taking it may still be refused for what the tile is (see `decide_take`).
+    pub fn side_discard_on_offer(&self) -> Option<Tile> {
+        let (from, tile) = self.side?;
+        (self.end.is_none()
+            && matches!(self.turn.taken, Taken::Nothing)
+            && !self.turn.must_draw
+            && from == prev_seat(self.turn.seat))
+        .then_some(tile)
+    }
+
     fn decide_take(&self, seat: Seat) -> Result<Vec<Event>, RuleError> {
         match self.turn.taken {
             Taken::Nothing => {}

@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
 
-use crate::hand::{Command, Event, Hand};
+use crate::hand::{Command, Event, Hand, RuleError};
 use crate::meld::MeldTile;
 use crate::ruleset::{PlayableDiscard, Preset, RuleSet, Threshold};
 use crate::tile::{Tile, Tiles};
@@ -64,6 +64,45 @@ fn views_hide_secrets(hand: &Hand) -> Result<(), String> {
         scrambled.pile.reverse();
         if SeatView::of(&scrambled, seat) != view {
             return Err(format!("seat {seat}'s view depends on hidden tiles"));
+        }
+    }
+    Ok(())
+}
+
+/// Every view offers a side discard exactly while the seat on turn could still take one: a
+/// legal take is of the tile the views show, and a tile they show is refused, if at all, only
+/// for what it is (an okey, a playable tile, a pair opener's rule), never because the seat
+/// already took a tile or gave it back.
+fn side_discard_on_offer(hand: &Hand) -> Result<(), String> {
+    let seat = hand.turn.seat;
+    for viewer in 0..4u8 {
+        let shown = SeatView::of(hand, viewer).side_discard;
+        let take = hand.clone().apply(seat, &Command::TakeDiscard);
+        match (take, shown) {
+            (Ok(events), shown) => {
+                let taken = events.iter().find_map(|e| match e {
+                    Event::SideDiscardTaken { tile, .. } => Some(*tile),
+                    _ => None,
+                });
+                if shown.is_none() || taken != shown {
+                    return Err(format!(
+                        "seat {viewer}'s view offers {shown:?}, seat {seat} takes {taken:?}"
+                    ));
+                }
+            }
+            (Err(e), Some(t))
+                if !matches!(
+                    e,
+                    RuleError::SideDiscardIsOkey
+                        | RuleError::SideDiscardPlayable(_)
+                        | RuleError::PairsMayNotTakeDiscard
+                ) =>
+            {
+                return Err(format!(
+                    "seat {viewer}'s view offers {t}, which seat {seat} may not take: {e}"
+                ));
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -235,6 +274,7 @@ fn play_checked_with(seed: u64, rules: Option<&RuleSet>) -> Result<usize, String
         log.extend(events);
         conserved(&hand)?;
         views_hide_secrets(&hand)?;
+        side_discard_on_offer(&hand)?;
         let refolded = Hand::replay(&log).expect("log has a start");
         if refolded != hand {
             return Err(format!(

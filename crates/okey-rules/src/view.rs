@@ -25,7 +25,9 @@ pub struct SeatView {
     pub pile_count: usize,
     /// Every seat's discards, oldest first (face up at the table).
     pub discards: [Vec<Tile>; 4],
-    /// The discard the seat on turn may take, if any.
+    /// The side discard on offer: the previous seat's latest discard, while the seat on turn
+    /// has not taken a tile this turn nor given it back (whether taking it is legal is the
+    /// rules' answer: an okey never is).
     pub side_discard: Option<Tile>,
     pub table: Vec<TableMeld>,
     pub opened: [Option<Opening>; 4],
@@ -68,7 +70,7 @@ impl SeatView {
             rack_sizes: std::array::from_fn(|s| hand.racks[s].len()),
             pile_count: hand.pile_len(),
             discards: hand.discards.clone(),
-            side_discard: hand.side.filter(|_| hand.end.is_none()).map(|(_, t)| t),
+            side_discard: hand.side_discard_on_offer(),
             table: hand.table.clone(),
             opened: hand.opened,
             meld_threshold: hand.meld_threshold,
