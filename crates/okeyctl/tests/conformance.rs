@@ -360,3 +360,93 @@ fn check_reports_differences_and_exits_1() {
         "{stdout}"
     );
 }
+
+/// A step or key that does not make sense is a broken file, never an engine rejection: `run`
+/// refuses it (exit 2, naming the file and the place), `check` counts it failed (exit 1). A key
+/// the format does not define is refused when it is a misspelling of one it does (the check it
+/// was meant to carry would silently not run), else noted and ignored (a comment).
+#[test]
+fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
+    let scratch = Scratch::new("keys");
+    let good = json_files(&project_dir())
+        .into_iter()
+        .find(|f| file_name(f).starts_with("067_"))
+        .expect("067");
+    let original: Value =
+        serde_json::from_str(&std::fs::read_to_string(&good).expect("read")).expect("json");
+    let variant = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let mut v = original.clone();
+        edit(&mut v);
+        scratch.file(name, &v.to_string())
+    };
+    let broken = [
+        (
+            variant("unknown_act.json", &|v| {
+                v["steps"][1]["act"] = "discrad".into()
+            }),
+            "steps[1]",
+        ),
+        (
+            variant("bad_step_tile.json", &|v| {
+                v["steps"][1]["tile"] = "B55".into()
+            }),
+            "steps[1]",
+        ),
+        (
+            variant("bad_seat.json", &|v| v["steps"][1]["seat"] = 9.into()),
+            "steps[1].seat",
+        ),
+        (
+            variant("no_melds.json", &|v| {
+                v["steps"][0] = serde_json::json!({"seat": 0, "act": "open"})
+            }),
+            "melds",
+        ),
+        (
+            variant("expect_ned.json", &|v| {
+                let end = v["expect_end"].take();
+                v["expect_ned"] = end;
+            }),
+            "did you mean `expect_end`",
+        ),
+        (
+            variant("partnerz.json", &|v| v["rules"]["partnerz"] = true.into()),
+            "did you mean `partners`",
+        ),
+        (
+            variant("bad_outcome.json", &|v| {
+                v["expect_end"] = serde_json::json!({"outcome": "done"})
+            }),
+            "expect_end.outcome",
+        ),
+    ];
+    for (file, place) in &broken {
+        let out = okeyctl(&["conformance", "run"], std::slice::from_ref(file));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {stderr}", file_name(file));
+        assert!(
+            stderr.contains(&file_name(file)) && stderr.contains(place),
+            "{}: names the file and {place}: {stderr}",
+            file_name(file)
+        );
+        let out = okeyctl(&["conformance", "check"], std::slice::from_ref(file));
+        assert_eq!(out.status.code(), Some(1), "{}", file_name(file));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .trim_end()
+                .ends_with("0 passed, 1 failed")
+        );
+    }
+    // A comment anywhere is noted and ignored: the file still passes.
+    let commented = variant("commented.json", &|v| {
+        v["comment"] = "from another engine's suite".into();
+        v["steps"][0]["source"] = "suite 12".into();
+    });
+    let out = okeyctl(&["conformance", "check"], std::slice::from_ref(&commented));
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("comment") && stderr.contains("steps[0].source"),
+        "{stderr}"
+    );
+}
