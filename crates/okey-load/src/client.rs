@@ -91,6 +91,19 @@ impl Client {
             .unwrap()
     }
 
+    /// GetTable: the table as this caller may read it, with its seats' presence.
+    pub async fn table(&mut self, table: &str) -> Result<pb::Table, Status> {
+        Ok(self
+            .api
+            .get_table(self.req(pb::GetTableRequest {
+                name: table.to_owned(),
+            }))
+            .await?
+            .into_inner()
+            .table
+            .expect("GetTable answers a table"))
+    }
+
     pub async fn view(&mut self, table: &str) -> Result<pb::SeatView, Status> {
         self.view_as(table, pb::SeatViewForm::Unspecified).await
     }

@@ -177,14 +177,7 @@ async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
         .expect("anyone may watch a quick-play table");
     let mut admin = Client::new(channel.clone(), &app.settings, "admin", &["admin"]);
     let operator = admin.create(rules(1)).await;
-    let got = admin
-        .api
-        .get_table(admin.req(pb::GetTableRequest { name: operator }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let got = admin.table(&operator).await.unwrap();
     assert_eq!(got.origin, pb::TableOrigin::Operator as i32);
     app.stop().await;
 }
@@ -321,14 +314,7 @@ async fn a_service_token_creates_tables_but_never_sits_plays_chats_or_watches() 
         }))
         .await
         .expect("seat 0 is still free");
-    let got = player
-        .api
-        .get_table(player.req(pb::GetTableRequest { name: t() }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let got = player.table(&t()).await.unwrap();
     let seated: Vec<String> = got
         .seats
         .iter()

@@ -643,13 +643,6 @@ async fn a_penalty_counts_in_the_running_total_as_it_is_charged() {
     let totals = |t: &pb::Table| t.seats.iter().map(|s| s.total).collect::<Vec<_>>();
     let in_answer = played.view.unwrap().summary.unwrap();
     assert_eq!(totals(&in_answer), vec![charged, 0, 0, 0]);
-    let read = c
-        .api
-        .get_table(c.req(pb::GetTableRequest { name: table }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let read = c.table(&table).await.unwrap();
     assert_eq!(totals(&read), vec![charged, 0, 0, 0]);
 }

@@ -193,16 +193,7 @@ async fn three_expiries_in_a_row_hand_the_seat_to_a_bot_and_the_next_command_tak
     );
     // The table says so: a bot plays the seat and its player is gone.
     let mut other = clients[(absent + 1) % 4].clone();
-    let summary = other
-        .api
-        .get_table(other.req(pb::GetTableRequest {
-            name: table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let summary = other.table(&table).await.unwrap();
     assert!(summary.seats[absent].bot_substitute);
     assert_eq!(summary.seats[absent].presence, pb::Presence::Gone as i32);
 

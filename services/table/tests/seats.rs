@@ -674,16 +674,7 @@ async fn a_seat_left_during_the_match_is_played_by_a_bot_until_its_player_joins_
     assert_eq!((held.player, held.bot), (clients[turn].player(), false));
     assert!(summary.seats[turn].bot_substitute);
     let watcher = &mut clients[(turn + 1) % 4];
-    let read = watcher
-        .api
-        .get_table(watcher.req(pb::GetTableRequest {
-            name: table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .table
-        .unwrap();
+    let read = watcher.table(&table).await.unwrap();
     let seat = &read.seats[turn];
     assert_eq!(
         (
