@@ -287,11 +287,21 @@ impl MatchmakingService for MatchmakingApi {
             .await
             .map_err(status_of)?;
         use tonic::codegen::tokio_stream::StreamExt;
-        let stream = ReceiverStream::new(rx).map(|t| {
-            t.map(|t| pb::WatchTicketResponse {
-                ticket: Some(ticket_to_proto(&t)),
-            })
-            .map_err(status_of)
+        // A change of the ticket's stored state that its wire form does not show (the server
+        // taking its group into a table) sends nothing: each message shows a change.
+        let mut last: Option<pb::Ticket> = None;
+        let stream = ReceiverStream::new(rx).filter_map(move |t| match t {
+            Ok(t) => {
+                let ticket = ticket_to_proto(&t);
+                if last.as_ref() == Some(&ticket) {
+                    return None;
+                }
+                last = Some(ticket.clone());
+                Some(Ok(pb::WatchTicketResponse {
+                    ticket: Some(ticket),
+                }))
+            }
+            Err(e) => Some(Err(status_of(e))),
         });
         Ok(Response::new(Box::pin(stream)))
     }

@@ -640,6 +640,13 @@ async fn a_penalty_counts_in_the_running_total_as_it_is_charged() {
         .unwrap();
     let charged: i32 = played.penalties.iter().map(|p| p.points).sum();
     assert_eq!(charged, action.penalty_points, "{}", action.hint);
+    assert!(
+        action
+            .hint
+            .ends_with(&format!("(costs you {charged} points)")),
+        "the hint says what it costs: {}",
+        action.hint
+    );
     let totals = |t: &pb::Table| t.seats.iter().map(|s| s.total).collect::<Vec<_>>();
     let in_answer = played.view.unwrap().summary.unwrap();
     assert_eq!(totals(&in_answer), vec![charged, 0, 0, 0]);

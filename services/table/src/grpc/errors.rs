@@ -135,9 +135,11 @@ fn chat_status(error: ChatError) -> Status {
         e @ ChatError::TooFrequent { retry_after, .. } => {
             status::retry_after(Reason::ChatRateLimited, retry_after, e.to_string())
         }
-        e @ ChatError::NoPartners => {
-            status::rule_violation(Reason::NoPartners, "partners", e.to_string())
-        }
+        e @ ChatError::NoPartners => status::rule_violation(
+            Reason::NoPartners,
+            Reason::NoPartners.as_str(),
+            e.to_string(),
+        ),
         e @ ChatError::NotSeated => status::error(Reason::NotSeated, e.to_string()),
         e @ (ChatError::Store(_)
         | ChatError::Redis(_)

@@ -63,7 +63,7 @@ pub(super) async fn list_legal_actions(
                 .filter_map(|(c, penalty)| {
                     Some(pb::LegalAction {
                         command: Some(command_to_proto(c)?),
-                        hint: hint_text(c),
+                        hint: hint_text(c, penalty),
                         penalty_points: penalty,
                     })
                 })

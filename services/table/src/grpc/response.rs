@@ -583,13 +583,35 @@ pub(super) fn penalties_of(events: &[(u64, Shown)]) -> Vec<pb::Penalty> {
         .collect()
 }
 
-pub(super) fn hint_text(command: &Command) -> String {
+/// A legal action for people (`LegalAction.hint`): what it does and, when it charges the caller
+/// `penalty` points, what it costs.
+pub(super) fn hint_text(command: &Command, penalty: i32) -> String {
+    let does = action_text(command);
+    if penalty > 0 {
+        format!("{does} (costs you {penalty} points)")
+    } else {
+        does
+    }
+}
+
+/// Whether the melds of an open or lay are pairs (two tiles each) or runs and sets.
+fn melds_text(melds: &[Vec<okey_rules::MeldTile>]) -> String {
+    let pairs = !melds.is_empty() && melds.iter().all(|m| m.len() == 2);
+    match (melds.len(), pairs) {
+        (1, true) => "1 pair".into(),
+        (n, true) => format!("{n} pairs"),
+        (1, false) => "1 meld".into(),
+        (n, false) => format!("{n} melds"),
+    }
+}
+
+fn action_text(command: &Command) -> String {
     match command {
         Command::Draw => "draw from the centre pile".into(),
         Command::TakeDiscard => "take the side discard".into(),
         Command::ReturnDiscard => "give the side discard back".into(),
-        Command::Open { melds } => format!("open with {} melds", melds.len()),
-        Command::Lay { melds } => format!("lay {} melds", melds.len()),
+        Command::Open { melds } => format!("open with {}", melds_text(melds)),
+        Command::Lay { melds } => format!("lay {}", melds_text(melds)),
         Command::Add { meld, tiles } => format!("add {} tiles to meld {meld}", tiles.len()),
         Command::Retrieve { meld, .. } => format!("take the okey back from meld {meld}"),
         Command::Discard { tile } => format!("discard {tile}"),
@@ -603,6 +625,30 @@ mod tests {
     use tonic::Code;
 
     use super::*;
+
+    #[test]
+    fn a_hint_says_what_an_action_does_and_what_it_costs() {
+        let tile = |t: &str| t.parse::<okey_rules::MeldTile>().unwrap();
+        let discard = Command::Discard {
+            tile: "R2".parse().unwrap(),
+        };
+        assert_eq!(hint_text(&discard, 0), "discard R2");
+        assert_eq!(
+            hint_text(&discard, 101),
+            "discard R2 (costs you 101 points)"
+        );
+        let pairs = Command::Open {
+            melds: vec![vec![tile("R2"), tile("R2")], vec![tile("K5"), tile("K5")]],
+        };
+        assert_eq!(hint_text(&pairs, 0), "open with 2 pairs");
+        let melds = Command::Open {
+            melds: vec![vec![tile("R2"), tile("R3"), tile("R4")]],
+        };
+        assert_eq!(
+            hint_text(&melds, 101),
+            "open with 1 meld (costs you 101 points)"
+        );
+    }
 
     #[test]
     fn an_event_without_a_wire_form_is_internal_not_a_panic() {
