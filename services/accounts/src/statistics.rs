@@ -116,9 +116,19 @@ impl TableEvent {
                 Stored::MatchEnded { winners, .. } => TableEvent::MatchEnded {
                     winners: winners.into_iter().map(usize::from).collect(),
                 },
-                Stored::SeatHandedToBot { .. }
-                | Stored::SeatReclaimed { .. }
-                | Stored::ClientSeedSent { .. } => return None,
+                // A player whose turns ran out too often left the seat to a bot just as one who
+                // called LeaveSeat did (accounts.proto, `Statistics`), and one who comes back
+                // sits in it again.
+                Stored::SeatHandedToBot { seat, player } => TableEvent::SeatLeft {
+                    seat: usize::from(seat) % 4,
+                    player: player_id(&player),
+                    bot_substitute: true,
+                },
+                Stored::SeatReclaimed { seat, player } => TableEvent::Seat {
+                    seat: usize::from(seat) % 4,
+                    player: player_id(&player),
+                },
+                Stored::ClientSeedSent { .. } => return None,
             },
         })
     }
@@ -729,6 +739,56 @@ mod tests {
             m.matches,
             vec![(p[0], 1, 0), (p[1], 1, 0), (p[2], 1, 0), (p[3], 1, 0)]
         );
+    }
+
+    /// Turns that run out too often hand the seat to a bot (`seat_handed_to_bot`): the player
+    /// left it as surely as with LeaveSeat, and a reclaim is coming back.
+    #[test]
+    fn a_seat_handed_to_a_bot_after_timeouts_counts_as_left_until_reclaimed() {
+        let p: [Uuid; 4] = std::array::from_fn(|_| Uuid::new_v4());
+        let parse = |e: Stored| TableEvent::parse(&published(&e)).expect("parses");
+        let mut tally = HandTally::default();
+        fold(&mut tally, &TableEvent::Seats(p.map(Some)));
+        fold(&mut tally, &deal(1));
+        let handed = parse(Stored::SeatHandedToBot {
+            seat: 0,
+            player: format!("players/{}", p[0]),
+        });
+        assert_eq!(handed, left_for_a_bot(0, p[0]));
+        fold(&mut tally, &handed);
+        let first = fold(&mut tally, &hand(SCORES));
+        assert!(
+            first.hands.contains(&(p[0], 1, 1, -101, 0, 0)),
+            "hand 1 is theirs"
+        );
+        fold(&mut tally, &deal(2));
+        let second = fold(&mut tally, &hand(SCORES));
+        assert!(
+            second.hands.iter().all(|h| h.0 != p[0]),
+            "hand 2 is the bot's"
+        );
+        let ended = stored(r#"{"type":"match_ended","totals":[1,2,3,4],"winners":[0]}"#);
+        let m = fold(&mut tally, &parse(ended.clone()));
+        assert!(m.matches.contains(&(p[0], 1, 0)), "played, not won");
+
+        // The same, but the player comes back in hand 2: that hand and the win are theirs.
+        let mut tally = HandTally::default();
+        fold(&mut tally, &TableEvent::Seats(p.map(Some)));
+        fold(&mut tally, &deal(1));
+        fold(&mut tally, &handed);
+        fold(&mut tally, &hand(SCORES));
+        fold(&mut tally, &deal(2));
+        fold(
+            &mut tally,
+            &parse(Stored::SeatReclaimed {
+                seat: 0,
+                player: format!("players/{}", p[0]),
+            }),
+        );
+        let second = fold(&mut tally, &hand(SCORES));
+        assert!(second.hands.contains(&(p[0], 1, 1, -101, 0, 0)));
+        let m = fold(&mut tally, &parse(ended));
+        assert!(m.matches.contains(&(p[0], 1, 1)));
     }
 
     #[test]

@@ -243,7 +243,51 @@ pub fn expect(truth: &TableTruth, players: &mut BTreeMap<String, PlayerExpect>) 
             .is_some_and(|r| r.partners)
             .then_some(i32::from(seat % 2))
     };
+    // Whose each seat is for accounts' statistics (accounts.proto, `Statistics`): `active`, the
+    // person playing it; `hand_players`, whose hand in progress it is (who held it at the deal
+    // or came back during the hand); `departed`, who left it to a bot (LeaveSeat during the
+    // match, or turns that ran out: `SeatHandedToBot`) and has not come back: they keep the
+    // hand in progress, and the match counts as played and not won.
+    let mut active: [Option<String>; 4] = Default::default();
+    let mut hand_players: [Option<String>; 4] = Default::default();
+    let mut departed: [Option<String>; 4] = Default::default();
+    let person = |p: &String| p.starts_with("players/").then(|| p.clone());
     for r in &truth.events {
+        match &r.event {
+            TableEvent::TableCreated { seats: created, .. } => {
+                active = std::array::from_fn(|s| created[s].as_ref().and_then(person));
+                hand_players = active.clone();
+            }
+            TableEvent::SeatTaken { seat, player, .. }
+            | TableEvent::SeatReclaimed { seat, player } => {
+                let s = *seat as usize % 4;
+                active[s] = person(player);
+                if active[s].is_some() {
+                    hand_players[s] = active[s].clone();
+                    departed[s] = None;
+                }
+            }
+            TableEvent::SeatLeft {
+                seat,
+                player,
+                bot_substitute,
+            } => {
+                let s = *seat as usize % 4;
+                active[s] = None;
+                if *bot_substitute {
+                    departed[s] = person(player);
+                } else {
+                    hand_players[s] = None;
+                }
+            }
+            TableEvent::SeatHandedToBot { seat, player } => {
+                let s = *seat as usize % 4;
+                active[s] = None;
+                departed[s] = person(player);
+            }
+            TableEvent::HandDealt { .. } => hand_players = active.clone(),
+            _ => {}
+        }
         r.event.reseat(&mut occupants);
         // Occupants are `players/{id}` or a bot's `bots/{level}-{seat}`.
         seats = std::array::from_fn(|s| {
@@ -420,7 +464,10 @@ pub fn expect(truth: &TableTruth, players: &mut BTreeMap<String, PlayerExpect>) 
                 });
                 if end.outcome != Outcome::Cancelled {
                     for s in 0..4u8 {
-                        let Some(player) = &seats[s as usize] else {
+                        let Some(player) = hand_players[s as usize]
+                            .as_ref()
+                            .or(active[s as usize].as_ref())
+                        else {
                             continue;
                         };
                         let p = players.entry(player.clone()).or_default();
@@ -433,6 +480,7 @@ pub fn expect(truth: &TableTruth, players: &mut BTreeMap<String, PlayerExpect>) 
                         p.pair_openings += i64::from(opened == Some(OpenKind::Pairs));
                     }
                 }
+                hand_players = active.clone();
                 played.clear();
                 penalties.clear();
                 voided_once.clear();
@@ -443,13 +491,24 @@ pub fn expect(truth: &TableTruth, players: &mut BTreeMap<String, PlayerExpect>) 
                 m.winners = winners.iter().map(|w| i32::from(*w)).collect();
                 m.ranked = origin != Origin::PrivateRoom && seats.iter().any(Option::is_some);
                 for s in 0..4u8 {
+                    // Accounts: the person playing the seat, or the one who left it to a bot
+                    // (played, not won).
+                    let counted = match (&active[s as usize], &departed[s as usize]) {
+                        (Some(p), _) => Some((p, i64::from(winners.contains(&s)))),
+                        (None, Some(p)) => Some((p, 0)),
+                        (None, None) => None,
+                    };
+                    if let Some((p, won)) = counted {
+                        let p = players.entry(p.clone()).or_default();
+                        p.matches_played += 1;
+                        p.matches_won += won;
+                    }
+                    // Scoring's standings: the seat's player as the table seats it.
                     let Some(player) = &seats[s as usize] else {
                         continue;
                     };
                     let won = i64::from(winners.contains(&s));
                     let p = players.entry(player.clone()).or_default();
-                    p.matches_played += 1;
-                    p.matches_won += won;
                     if m.ranked {
                         p.ranked_played += 1;
                         p.ranked_won += won;
