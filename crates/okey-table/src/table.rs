@@ -45,6 +45,10 @@ pub enum TableCommand {
     Play {
         player: String,
         command: Command,
+        /// The display name the caller's token carries: a seated player the table knows by no
+        /// name yet (seated by CreateTable: quick play, a room) is known by it from this
+        /// command on, as after a JoinSeat.
+        name: Option<String>,
     },
     /// The server plays for a seat: the timeout on expiry (`turn` = the `(hand, turn)` whose
     /// deadline passed) or a bot's command for a seat a bot holds (see `absence`).
@@ -357,7 +361,11 @@ impl Table {
                     seeds: Vec::new(),
                 })
             }
-            TableCommand::Play { player, command } => self.decide_play(player, command, next_seed),
+            TableCommand::Play {
+                player,
+                command,
+                name,
+            } => self.decide_play(player, command, name.as_deref(), next_seed),
             TableCommand::Server {
                 seat,
                 command,
@@ -541,6 +549,7 @@ impl Table {
         &self,
         player: &str,
         command: &Command,
+        name: Option<&str>,
         next_seed: &Seed,
     ) -> Result<Decision, TableError> {
         let seat = self.seat_of(player).ok_or(TableError::NotSeated)?;
@@ -560,6 +569,18 @@ impl Table {
                 TableEvent::SeatReclaimed {
                     seat,
                     player: player.to_owned(),
+                },
+            );
+        }
+        if name.is_some() && self.names[seat as usize].is_none() {
+            // Seated by CreateTable and never joined: the table learns the name to show, as a
+            // JoinSeat would tell it.
+            decision.events.insert(
+                0,
+                TableEvent::SeatTaken {
+                    seat,
+                    player: player.to_owned(),
+                    name: name.map(str::to_owned),
                 },
             );
         }
@@ -878,12 +899,52 @@ mod tests {
         assert_eq!(table.seat_view(0).unwrap().rack.len(), 22);
     }
 
+    /// A player the table knows by no name (seated without JoinSeat's name) is known by their
+    /// token's from their first command on; a known name is not written again.
+    #[test]
+    fn a_seated_players_first_command_tells_the_table_their_name() {
+        let mut table = seated();
+        let seat = table.hand.as_ref().unwrap().turn.seat;
+        let player = table.seats[seat as usize].clone().unwrap();
+        let draw_or_discard = |t: &Table| {
+            let hand = t.hand.as_ref().unwrap();
+            match hand.turn.taken {
+                okey_rules::hand::Taken::Nothing => Command::Draw,
+                _ => Command::Discard {
+                    tile: hand.racks[hand.turn.seat as usize].kinds().next().unwrap(),
+                },
+            }
+        };
+        let play = |t: &Table| TableCommand::Play {
+            player: player.clone(),
+            command: draw_or_discard(t),
+            name: Some("Ayşe".into()),
+        };
+        let first = table.decide(&play(&table), &[1; 32]).unwrap();
+        assert_eq!(
+            first.events[0],
+            TableEvent::SeatTaken {
+                seat,
+                player: player.clone(),
+                name: Some("Ayşe".into())
+            }
+        );
+        // Known by that name already: nothing is written but the move.
+        let mut known = table.clone();
+        known.names[seat as usize] = Some("Ayşe".into());
+        let again = known.decide(&play(&known), &[1; 32]).unwrap();
+        assert_eq!(again.events[..], first.events[1..]);
+        table.apply(&first);
+        assert_eq!(table.names[seat as usize].as_deref(), Some("Ayşe"));
+    }
+
     #[test]
     fn a_stranger_cannot_play_and_a_rule_error_passes_through() {
         let table = seated();
         let play = |player: &str, command| TableCommand::Play {
             player: player.into(),
             command,
+            name: None,
         };
         assert_eq!(
             table.decide(&play("z", Command::Draw), &[0; 32]),
@@ -979,6 +1040,7 @@ mod tests {
         let command = TableCommand::Play {
             player: player.into(),
             command,
+            name: None,
         };
         let d = table.decide(&command, &[7; 32]).expect("accepted");
         for e in &d.events {

@@ -96,6 +96,7 @@ fn a_turn_played_in_between_resets_the_count_and_people_are_not_bots() {
     let draw = TableCommand::Play {
         player: player.clone(),
         command: Command::Draw,
+        name: None,
     };
     let d = t.decide(&draw, &[2; 32]).unwrap();
     apply(&mut t, d);
@@ -103,6 +104,7 @@ fn a_turn_played_in_between_resets_the_count_and_people_are_not_bots() {
     let discard = TableCommand::Play {
         player,
         command: Command::Discard { tile },
+        name: None,
     };
     let d = t.decide(&discard, &[2; 32]).unwrap();
     apply(&mut t, d);
@@ -176,6 +178,7 @@ mod given_when_then {
             .when(TableCommand::Play {
                 player: "players/z".into(),
                 command: Command::Draw,
+                name: None,
             })
             .then_refused("not_seated");
         given

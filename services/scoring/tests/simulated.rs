@@ -71,6 +71,7 @@ fn simulated(players: &[String; 4], levels: [Level; 4], partners: bool, m: u64) 
         let played = TableCommand::Play {
             player: players[seat as usize].clone(),
             command,
+            name: None,
         };
         let decision = table
             .decide(&played, &seed(k))

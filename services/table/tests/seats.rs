@@ -774,3 +774,51 @@ async fn a_seat_shows_the_display_name_its_player_sat_down_with() {
     assert_eq!(stored(&app.settings, &table).await.0.len(), before);
     app.stop().await;
 }
+
+/// A player seated by CreateTable (quick play, a room) who never calls JoinSeat is shown by the
+/// name on their token from their first command on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_player_seated_by_create_table_is_named_by_their_first_command() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings_with(&infra, &[("OKEY_LIVE__BOT_PACE_MS", "0")])).await;
+    let channel = connect(app.port).await;
+    let mut admin = Client::new(channel.clone(), &app.settings, "admin", &["admin"]);
+    let mut p = Client::new(channel, &app.settings, &uuid(), &["player"]);
+    let table = create(
+        &mut admin,
+        1,
+        false,
+        &[p.player()],
+        Some(pb::BotLevel::Easy),
+    )
+    .await;
+    let name = |t: &pb::Table| t.seats[0].player.clone().unwrap().display_name;
+    assert_eq!(name(&p.table(&table).await.unwrap()), "");
+    // Seat 0's turn comes (the bots play at once); P plays what the table offers.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while p.view(&table).await.unwrap().turn_seat != 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "seat 0's turn comes"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let actions = p
+        .api
+        .list_legal_actions(p.req(pb::ListLegalActionsRequest {
+            table: table.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+        .actions;
+    let command = actions[0].command.clone().unwrap();
+    p.submit(&table, &uuid(), command).await.unwrap();
+    assert_eq!(
+        name(&p.table(&table).await.unwrap()),
+        okey_platform::testing::test_display_name(&p.id)
+    );
+    app.stop().await;
+}

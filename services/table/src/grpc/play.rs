@@ -8,6 +8,11 @@ pub(super) async fn submit_command(
     request: Request<pb::SubmitCommandRequest>,
 ) -> Result<Response<pb::SubmitCommandResponse>, Status> {
     let caller = caller(&request)?;
+    // The name to show for a player the table knows by none yet (see `TableCommand::Play`).
+    let name = request
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| c.name.clone());
     let r = request.into_inner();
     not_too_large(&r)?;
     let id = table_id(&r.table, "table")?;
@@ -16,6 +21,7 @@ pub(super) async fn submit_command(
     let command = TableCommand::Play {
         player: caller.clone(),
         command: command_from_proto(r.command.as_ref())?,
+        name,
     };
     let expected = r
         .expected_version
