@@ -104,6 +104,18 @@ impl Client {
             .expect("GetTable answers a table"))
     }
 
+    /// ListLegalActions: the commands this caller may make now.
+    pub async fn legal_actions(&mut self, table: &str) -> Result<Vec<pb::LegalAction>, Status> {
+        Ok(self
+            .api
+            .list_legal_actions(self.req(pb::ListLegalActionsRequest {
+                table: table.to_owned(),
+            }))
+            .await?
+            .into_inner()
+            .actions)
+    }
+
     pub async fn view(&mut self, table: &str) -> Result<pb::SeatView, Status> {
         self.view_as(table, pb::SeatViewForm::Unspecified).await
     }

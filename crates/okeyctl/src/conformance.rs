@@ -424,7 +424,6 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
         &mut notes,
     )?;
     let (_, ignored) = rules_from(&s.rules)?;
-    let ignored: Vec<String> = ignored;
     unknown_keys("rules", &ignored, &RULE_OPTIONS, &mut notes)?;
     unknown_keys(
         "deal",

@@ -618,15 +618,7 @@ async fn a_penalty_counts_in_the_running_total_as_it_is_charged() {
     for _ in 0..20 {
         let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
         let c = &mut clients[0];
-        let actions = c
-            .api
-            .list_legal_actions(c.req(pb::ListLegalActionsRequest {
-                table: table.clone(),
-            }))
-            .await
-            .unwrap()
-            .into_inner()
-            .actions;
+        let actions = c.legal_actions(&table).await.unwrap();
         if let Some(a) = actions.into_iter().find(|a| a.penalty_points > 0) {
             found = Some((table, clients, a));
             break;

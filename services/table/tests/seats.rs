@@ -805,15 +805,7 @@ async fn a_player_seated_by_create_table_is_named_by_their_first_command() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let actions = p
-        .api
-        .list_legal_actions(p.req(pb::ListLegalActionsRequest {
-            table: table.clone(),
-        }))
-        .await
-        .unwrap()
-        .into_inner()
-        .actions;
+    let actions = p.legal_actions(&table).await.unwrap();
     let command = actions[0].command.clone().unwrap();
     p.submit(&table, &uuid(), command).await.unwrap();
     assert_eq!(

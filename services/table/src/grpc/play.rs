@@ -9,10 +9,7 @@ pub(super) async fn submit_command(
 ) -> Result<Response<pb::SubmitCommandResponse>, Status> {
     let caller = caller(&request)?;
     // The name to show for a player the table knows by none yet (see `TableCommand::Play`).
-    let name = request
-        .extensions()
-        .get::<Caller>()
-        .and_then(|c| c.name.clone());
+    let name = caller_name(&request);
     let r = request.into_inner();
     not_too_large(&r)?;
     let id = table_id(&r.table, "table")?;

@@ -22,6 +22,15 @@ pub(super) fn caller<T>(request: &Request<T>) -> Result<String, Status> {
         .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))
 }
 
+/// The display name the caller's token carries, shown to the other players as is (accounts
+/// checked it, 1-24 characters, when it signed the token).
+pub(super) fn caller_name<T>(request: &Request<T>) -> Option<String> {
+    request
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| c.name.clone())
+}
+
 /// A table version sent in `field`: not negative (`invalid_version`).
 pub(super) fn version_arg(value: i64, field: &str) -> Result<u64, Status> {
     u64::try_from(value).map_err(|_| {

@@ -71,12 +71,7 @@ pub(super) async fn join_seat(
     request: Request<pb::JoinSeatRequest>,
 ) -> Result<Response<pb::JoinSeatResponse>, Status> {
     let caller = caller(&request)?;
-    // Shown to the other players as is: accounts checked it (1-24 characters) when it
-    // signed the token.
-    let name = request
-        .extensions()
-        .get::<Caller>()
-        .and_then(|c| c.name.clone());
+    let name = caller_name(&request);
     let r = request.into_inner();
     let id = table_id(&r.table, "table")?;
     let rid = request_id(&r.request_id)?;
