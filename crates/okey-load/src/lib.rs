@@ -373,37 +373,28 @@ pub async fn table_loop(play: TablePlay, mut pauses: Pauses) -> Vec<(usize, Dura
         // the version it knows of (with `latest_views`, for every move made before the call: a
         // store check).
         let min_version = (!latest_views).then_some(r.version);
-        if !passes {
-            // The same seat goes on with the view it got back (or, if its command ended the
-            // hand, whoever moves first in the next reads theirs).
-            let after = r.view.expect("a view was asked for");
-            let next = after.turn_seat as usize;
-            view = if next == turn {
-                after
-            } else {
-                clients[next]
-                    .view_at_least(&table, form, min_version)
-                    .await
-                    .unwrap()
-            };
-            turn = next;
-            continue;
-        }
-        // The seat after the discarder moves next, unless the discard ended the hand: then the
-        // view it reads names who deals the next hand's first move.
-        let next = (turn + 1) % 4;
-        view = clients[next]
-            .view_at_least(&table, form, min_version)
-            .await
-            .unwrap();
-        let first = view.turn_seat as usize;
-        if first != next {
-            view = clients[first]
+        // Who moves next: after a discard the next seat, else the seat the answer's view names
+        // (the same one, unless its command ended the hand). A seat other than the one the
+        // view came from reads its own; a discard that ended the hand hands the first move of
+        // the next to whoever the view read names.
+        let (next, answered) = match r.view {
+            Some(after) if !passes => (after.turn_seat as usize, Some(after)),
+            _ => ((turn + 1) % 4, None),
+        };
+        view = match answered {
+            Some(after) if next == turn => after,
+            _ => clients[next]
+                .view_at_least(&table, form, min_version)
+                .await
+                .unwrap(),
+        };
+        turn = view.turn_seat as usize;
+        if turn != next {
+            view = clients[turn]
                 .view_at_least(&table, form, min_version)
                 .await
                 .unwrap();
         }
-        turn = first;
     }
     // The players close their streams as they leave.
     for stream in streams {
