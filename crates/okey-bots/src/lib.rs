@@ -16,7 +16,7 @@ mod strong;
 use std::fmt;
 use std::str::FromStr;
 
-use okey_rules::{Command, SeatView};
+use okey_rules::{Command, Seat, SeatView};
 
 pub use easy::Easy;
 pub use strong::Strong;
@@ -37,6 +37,14 @@ pub trait Bot {
 pub enum Level {
     Easy,
     Strong,
+}
+
+/// The prefix of a bot occupant's name (see [`Level::occupant`]).
+pub const OCCUPANT_PREFIX: &str = "bots/";
+
+/// Whether a seat occupant's name is a bot's (`bots/…`), whatever its level.
+pub fn is_bot(occupant: &str) -> bool {
+    occupant.starts_with(OCCUPANT_PREFIX)
 }
 
 impl Level {
@@ -60,10 +68,16 @@ impl Level {
         }
     }
 
-    /// The level of a bot seat's occupant name as the table service writes it
-    /// (`bots/{level}-{seat}`); `None` for anything else.
+    /// The occupant name of a bot of this level sitting in `seat`: `bots/{level}-{seat}`, never
+    /// a `players/…` name, so a bot joins, plays and is shown through the same paths as a person.
+    pub fn occupant(self, seat: Seat) -> String {
+        format!("{OCCUPANT_PREFIX}{self}-{seat}")
+    }
+
+    /// The level of a bot seat's occupant name ([`Level::occupant`]); `None` for a person or
+    /// anything else.
     pub fn of_occupant(name: &str) -> Option<Level> {
-        let rest = name.strip_prefix("bots/")?;
+        let rest = name.strip_prefix(OCCUPANT_PREFIX)?;
         Level::ALL.into_iter().find(|l| {
             rest.strip_prefix(l.name())
                 .is_some_and(|r| r.is_empty() || r.starts_with('-'))

@@ -1,13 +1,12 @@
 //! Who sits in a seat, in its wire form (`okey.v1.PlayerSummary`): one conversion for every
 //! service that shows a seat's occupant — the table (its seats), scoring (a match's seats) and
 //! matchmaking (a started room's members) — so a bot is shown everywhere by the name the table
-//! seats it under (`bots/{level}-{seat}`, `okey_table::absence::bot_name`) and the same display
+//! seats it under (`bots/{level}-{seat}`, `okey_bots::Level::occupant`) and the same display
 //! name, and a person by the display name they sat down with.
 
 use okey_bots::Level;
 use okey_proto::v1 as pb;
 use okey_rules::Seat;
-use okey_table::absence::{bot_level, bot_name};
 
 /// The display name of a bot of `level` (`strong bot`).
 pub fn bot_display_name(level: Level) -> String {
@@ -18,7 +17,7 @@ pub fn bot_display_name(level: Level) -> String {
 /// (`players/{id}`) by the display name they sat down with (empty while it is not known: never
 /// the player id).
 pub fn player_summary(occupant: &str, name: Option<&str>) -> pb::PlayerSummary {
-    let bot = bot_level(occupant);
+    let bot = Level::of_occupant(occupant);
     pb::PlayerSummary {
         player: occupant.to_owned(),
         display_name: match bot {
@@ -42,7 +41,7 @@ pub fn bot_level_from_proto(level: pb::BotLevel) -> Level {
 /// The bot a table created with a bot of wire level `level` in `seat` seats there, as others see
 /// it (what the table itself shows for that seat).
 pub fn bot_summary(level: pb::BotLevel, seat: Seat) -> pb::PlayerSummary {
-    player_summary(&bot_name(bot_level_from_proto(level), seat), None)
+    player_summary(&bot_level_from_proto(level).occupant(seat), None)
 }
 
 #[cfg(test)]

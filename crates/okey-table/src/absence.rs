@@ -4,27 +4,13 @@
 //! (`TableCommand::Server`) are decided by `Table::decide_server` through the same
 //! `Table::play_seat` as a person's (in the `table` module, which reads this fold).
 //!
-//! A bot sitting in a seat is a seat occupant named `bots/{level}-{seat}` (never a
-//! `players/…` name), so it joins, plays and is shown through the same paths as a person.
+//! A bot sitting in a seat is a seat occupant named `bots/{level}-{seat}`
+//! ([`okey_bots::Level::occupant`]), so it joins, plays and is shown through the same paths as a
+//! person.
 
-use okey_bots::Level;
-use okey_rules::{Event, Seat};
+use okey_rules::Event;
 
 use crate::event::TableEvent;
-
-/// The prefix of a bot occupant's name.
-pub const BOT_PREFIX: &str = "bots/";
-
-/// The occupant name of a bot of `level` sitting in `seat`.
-pub fn bot_name(level: Level, seat: Seat) -> String {
-    format!("{BOT_PREFIX}{level}-{seat}")
-}
-
-/// The level of a bot occupant, `None` for a person.
-pub fn bot_level(occupant: &str) -> Option<Level> {
-    let rest = occupant.strip_prefix(BOT_PREFIX)?;
-    rest.split('-').next()?.parse().ok()
-}
 
 /// Who is absent and how often each seat's turn ran out in a row.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

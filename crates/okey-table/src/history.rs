@@ -7,9 +7,9 @@
 
 use std::collections::BTreeSet;
 
+use okey_bots::Level;
 use okey_rules::{Deal, Event, Hand, RuleSet};
 
-use crate::absence::bot_level;
 use crate::event::{Seed, SeedError, TableEvent, seed_from_hex};
 use crate::seeding::deal_seed;
 use crate::table::TableError;
@@ -167,7 +167,7 @@ pub fn hand_span(events: &[TableEvent], hand_number: u32) -> Option<HandSpan> {
                 seats
                     .iter()
                     .flatten()
-                    .filter(|p| bot_level(p).is_none())
+                    .filter(|p| Level::of_occupant(p).is_none())
                     .cloned(),
             );
         }

@@ -18,7 +18,7 @@ use okey_bots::Level;
 use okey_rules::matches::{HandResult, Match, MatchWinner};
 use okey_rules::{Command, Deal, Event, Hand, RuleError, RuleSet, Seat, SeatView};
 
-use crate::absence::{Absence, bot_level};
+use crate::absence::Absence;
 use crate::event::{Admission, Noted, Seed, Seeding, TableEvent, hex, seed_hash, seed_of_hex};
 use crate::seeding;
 
@@ -203,7 +203,7 @@ impl Table {
         if let Some(p) = seats
             .iter()
             .flatten()
-            .find(|p| bot_level(p).is_none() && !admission.may_sit(p))
+            .find(|p| Level::of_occupant(p).is_none() && !admission.may_sit(p))
         {
             return Err(format!("seats: {p} is not one of the members"));
         }
@@ -765,7 +765,7 @@ impl Table {
         self.absence.substituted[seat as usize]
             || self.seats[seat as usize]
                 .as_deref()
-                .is_some_and(|p| bot_level(p).is_some())
+                .is_some_and(|p| Level::of_occupant(p).is_some())
     }
 
     /// The bot level that plays `seat` (a substitute plays strong).
@@ -776,7 +776,7 @@ impl Table {
         Some(
             self.seats[seat as usize]
                 .as_deref()
-                .and_then(bot_level)
+                .and_then(Level::of_occupant)
                 .unwrap_or(Level::Strong),
         )
     }

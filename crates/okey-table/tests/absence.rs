@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use okey_bots::Level;
 use okey_rules::{Command, Seat};
-use okey_table::absence::{bot_level, bot_name};
 use okey_table::{Decision, Table, TableCommand, TableError, TableEvent};
 
 fn table(seats: [Option<String>; 4]) -> Table {
@@ -34,9 +33,9 @@ fn expire(table: &Table) -> Decision {
 
 #[test]
 fn bot_names_carry_their_level() {
-    assert_eq!(bot_name(Level::Easy, 2), "bots/easy-2");
-    assert_eq!(bot_level("bots/strong-1"), Some(Level::Strong));
-    assert_eq!(bot_level("players/bots"), None);
+    assert_eq!(Level::Easy.occupant(2), "bots/easy-2");
+    assert_eq!(Level::of_occupant("bots/strong-1"), Some(Level::Strong));
+    assert_eq!(Level::of_occupant("players/bots"), None);
 }
 
 #[test]
@@ -119,7 +118,7 @@ fn a_turn_played_in_between_resets_the_count_and_people_are_not_bots() {
 #[test]
 fn a_bot_seat_plays_through_the_server_command() {
     let mut seats: [Option<String>; 4] =
-        std::array::from_fn(|s| Some(bot_name(Level::Easy, s as Seat)));
+        std::array::from_fn(|s| Some(Level::Easy.occupant(s as Seat)));
     seats[0] = Some("players/a".into());
     let t = table(seats);
     assert!(!t.bot_holds(0));

@@ -7,6 +7,7 @@
 //! `hand_score` rows per `hand_ended` (zero points included) and a `floor` row when the rule set
 //! floors a total at zero and that took points away.
 
+use okey_bots::is_bot;
 use okey_rules::hand::ScoreBasis;
 use okey_rules::matches::HandResult;
 use okey_rules::{Event, HandEnd, OpenKind, Outcome, PenaltyReason, RuleSet, Seat, Tile};
@@ -170,11 +171,6 @@ pub enum FoldError {
 /// The player a seat name stands for (`players/{id}`), or `None` (a bot, nobody).
 fn person(name: &str) -> Option<String> {
     name.starts_with("players/").then(|| name.to_owned())
-}
-
-/// A bot occupant (`bots/{level}-{seat}`).
-fn is_bot(name: &str) -> bool {
-    name.starts_with("bots/")
 }
 
 /// The hand in progress, if the event needs one, for `played` events.

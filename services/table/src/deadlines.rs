@@ -530,7 +530,6 @@ mod tests {
     use okey_rules::{MatchLength, Preset, RuleSet};
 
     use super::*;
-    use crate::absence::bot_name;
 
     fn table(seats: [Option<String>; 4]) -> Table {
         let rules = RuleSet {
@@ -577,7 +576,7 @@ mod tests {
         assert!(matches!(a.due.kind, DueKind::Turn { hand: 1, turn: 0 }));
 
         let bots: [Option<String>; 4] =
-            std::array::from_fn(|s| Some(bot_name(okey_bots::Level::Easy, s as Seat)));
+            std::array::from_fn(|s| Some(okey_bots::Level::Easy.occupant(s as Seat)));
         let t = table(bots);
         let a = next_due(id, &t, &[], 1_000, 250).unwrap();
         assert_eq!(a.at_ms, 1_250);

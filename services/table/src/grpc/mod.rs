@@ -29,7 +29,6 @@ use tonic::codegen::tokio_stream::Stream;
 use tonic::codegen::tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use crate::absence::bot_name;
 use crate::chat::{Chat, SeatNow};
 use crate::domain::{TableCommand, TableError};
 use crate::presence::{Presence, Presences, Seen};

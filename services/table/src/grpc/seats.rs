@@ -30,7 +30,7 @@ pub(super) async fn create_table(
             }
             Some(pb::seat_assignment::Occupant::Bot(level)) => {
                 let level = bot_level_from_proto(*level, &format!("seats[{i}].bot"))?;
-                let name = bot_name(level, seat);
+                let name = level.occupant(seat);
                 if seats[seat as usize].replace(name).is_some() {
                     return Err(status::invalid_argument(
                         Reason::InvalidSeat,
@@ -52,7 +52,7 @@ pub(super) async fn create_table(
         let level = bot_level_from_proto(level, "empty_seat_bots")?;
         for (seat, occupant) in seats.iter_mut().enumerate() {
             if occupant.is_none() {
-                *occupant = Some(bot_name(level, seat as u8));
+                *occupant = Some(level.occupant(seat as u8));
             }
         }
     }
