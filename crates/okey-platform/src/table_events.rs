@@ -1,5 +1,5 @@
-//! The table service's event stream as its consumers read it (ARCHITECTURE.md, "Table events →
-//! statistics"): the public subjects, the stream that holds them (the table service owns and
+//! The table service's event stream as its consumers read it (docs/design/statistics-contract.md):
+//! the public subjects, the stream that holds them (the table service owns and
 //! makes it; a consumer never does) and a durable pull consumer of it. Accounts' statistics and
 //! the scoring ledger both read through here, each with its own durable name and limits.
 

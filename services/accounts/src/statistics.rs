@@ -1,6 +1,7 @@
 //! Player statistics from the table service's events on NATS JetStream.
 //!
-//! The contract (also in ARCHITECTURE.md) is what the table service's outbox publishes:
+//! The contract (also in docs/design/statistics-contract.md) is what the table service's outbox
+//! publishes:
 //! - subject `<prefix>.table.<table>.events` (`<prefix>` is `nats.subject_prefix`), one message per
 //!   stored event, in table order;
 //! - payload: the table service's envelope, `okey_table::Published`, read through that type (a

@@ -1,5 +1,5 @@
-//! The durable JetStream consumer of the table service's public events (see ARCHITECTURE.md,
-//! "Table events → statistics": the stream is the table service's, this consumer never makes
+//! The durable JetStream consumer of the table service's public events (see
+//! docs/design/statistics-contract.md: the stream is the table service's, this consumer never makes
 //! one; `okey_platform::table_events` finds it). Messages are applied in batches: whatever has
 //! arrived, up to [`BATCH`], goes to `store::apply_batch` as one transaction, and every message
 //! of it is acknowledged after the commit (a batch the database refuses is applied one message
@@ -488,8 +488,8 @@ pub enum RebuildError {
 /// the last `nats.events_max_age_secs`): an ordered consumer of its own reads them from the
 /// first, and they are applied in batches by `store::apply_batch`, as the live consumer applies
 /// them, until it has caught up with the stream. The service's durable consumer is left alone,
-/// so a running service goes on meanwhile (ARCHITECTURE.md "Scoring": how to switch to the
-/// rebuilt database).
+/// so a running service goes on meanwhile (docs/design/scoring.md, "Rebuild": how to switch to
+/// the rebuilt database).
 pub async fn rebuild(
     jetstream: &jetstream::Context,
     pool: &PgPool,
