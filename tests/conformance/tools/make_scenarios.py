@@ -741,5 +741,6 @@ if __name__ == "__main__":
     import scenarios_b  # noqa: F401  (registers the rest)
     import scenarios_c  # noqa: F401
     import scenarios_d  # noqa: F401
+    import scenarios_e  # noqa: F401
     here = Path(__file__).resolve().parent.parent
     print(write_all(here), "scenarios written")
