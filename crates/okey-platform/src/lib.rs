@@ -12,6 +12,7 @@ pub mod fields;
 pub mod jwks;
 pub mod metrics;
 pub mod occupant;
+pub mod page_token;
 pub mod rule_set;
 pub mod server;
 pub mod service_token;

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use okey_platform::auth::{Caller, Role};
 use okey_platform::fields;
 use okey_platform::occupant::player_summary;
+use okey_platform::page_token::PageTokens;
 use okey_platform::rule_set::rules_to_proto;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
@@ -41,17 +42,30 @@ pub struct ScoringApi {
     pool: PgPool,
     watch: Watch,
     rating: RatingSettings,
+    tokens: PageTokens,
 }
 
 impl ScoringApi {
-    /// An API over the scoring database, reporting the consumer's lag from `watch` and showing
-    /// ratings as `rating` says.
-    pub fn new(pool: PgPool, watch: Watch, rating: RatingSettings) -> Self {
+    /// An API over the scoring database, reporting the consumer's lag from `watch`, showing
+    /// ratings as `rating` says and sealing page tokens with `tokens`.
+    pub fn new(pool: PgPool, watch: Watch, rating: RatingSettings, tokens: PageTokens) -> Self {
         ScoringApi {
             pool,
             watch,
             rating,
+            tokens,
         }
+    }
+
+    /// The position a request's `page_token` holds; `None` for the first page.
+    fn position(&self, token: &str) -> Result<Option<Position>, Status> {
+        if token.is_empty() {
+            return Ok(None);
+        }
+        fields::text("page_token", token)?;
+        Position::from_token(token, &self.tokens)
+            .map(Some)
+            .ok_or_else(bad_token)
     }
 
     fn provisional(&self, uncertainty: f64) -> bool {
@@ -220,14 +234,6 @@ fn bad_token() -> Status {
         "page_token",
         "page_token was not given by this server for this request",
     )
-}
-
-fn position(token: &str) -> Result<Option<Position>, Status> {
-    if token.is_empty() {
-        return Ok(None);
-    }
-    fields::text("page_token", token)?;
-    Position::from_token(token).map(Some).ok_or_else(bad_token)
 }
 
 fn match_id(field: &str, name: &str) -> Result<Uuid, Status> {
@@ -435,7 +441,7 @@ impl ScoringService for ScoringApi {
         let r = request.into_inner();
         let limit = page_size(r.page_size)?;
         let asked = period(r.period)?;
-        let (from, to, after) = match position(&r.page_token)? {
+        let (from, to, after) = match self.position(&r.page_token)? {
             None => {
                 let (from, to) = asked.bounds(Utc::now());
                 (from, to, None)
@@ -468,7 +474,7 @@ impl ScoringService for ScoringApi {
                 played: last.played,
                 player: last.player.clone(),
             }
-            .token(),
+            .token(&self.tokens),
             _ => String::new(),
         };
         Ok(Response::new(ListStandingsResponse {
@@ -491,7 +497,7 @@ impl ScoringService for ScoringApi {
         };
         let limit = page_size(r.page_size)?;
         let parent = player.clone().unwrap_or_else(|| "players/-".into());
-        let below = match position(&r.page_token)? {
+        let below = match self.position(&r.page_token)? {
             None => None,
             Some(Position::Ledger {
                 parent: p,
@@ -510,7 +516,7 @@ impl ScoringService for ScoringApi {
                 match_id: filter,
                 below: last.entry_id,
             }
-            .token(),
+            .token(&self.tokens),
             _ => String::new(),
         };
         Ok(Response::new(ListLedgerEntriesResponse {
@@ -551,7 +557,7 @@ impl ScoringService for ScoringApi {
         let player = whose(&caller, "parent", &r.parent, false)?
             .expect("one player unless everyone is allowed");
         let limit = page_size(r.page_size)?;
-        let after = match position(&r.page_token)? {
+        let after = match self.position(&r.page_token)? {
             None => None,
             Some(Position::Results {
                 player: p,
@@ -579,7 +585,7 @@ impl ScoringService for ScoringApi {
                 ended_at: *ended_at,
                 match_id: *match_id,
             }
-            .token(),
+            .token(&self.tokens),
             _ => String::new(),
         };
         Ok(Response::new(ListMatchResultsResponse {
@@ -656,7 +662,7 @@ impl ScoringService for ScoringApi {
         let r = request.into_inner();
         let limit = page_size(r.page_size)?;
         let asked = period(r.period)?;
-        let (board, min, start, around) = match position(&r.page_token)? {
+        let (board, min, start, around) = match self.position(&r.page_token)? {
             None => {
                 let board = board_at(asked, Utc::now());
                 (
@@ -740,7 +746,7 @@ impl ScoringService for ScoringApi {
                 around,
                 key: last.key(board),
             }
-            .token(),
+            .token(&self.tokens),
             _ => String::new(),
         };
         let entries = self.ranked(board, min, rows).await?;

@@ -2,9 +2,8 @@
 //! ratings and leaderboards, each page after a keyset position (so a position stays valid while
 //! rows are added), and the page tokens that carry those positions.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
+use okey_platform::page_token::PageTokens;
 use serde::{Deserialize, Serialize};
 use sqlx::{PgPool, Row};
 use uuid::Uuid;
@@ -47,10 +46,26 @@ pub enum Position {
         #[serde(with = "micros")]
         to: DateTime<Utc>,
         won: i64,
+        /// The mean total's bits: exact, where a decimal float's text may come back one unit in
+        /// the last place off and page the same row again.
+        #[serde(with = "bits")]
         mean: f64,
         played: i64,
         player: String,
     },
+}
+
+/// A float in a token, as its IEEE 754 bits.
+mod bits {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(x.to_bits())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        u64::deserialize(d).map(f64::from_bits)
+    }
 }
 
 /// Times in tokens, as microseconds since the epoch (PostgreSQL's precision).
@@ -78,13 +93,14 @@ mod micros {
 }
 
 impl Position {
-    pub fn token(&self) -> String {
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).expect("positions serialize"))
+    /// The position as a page token, sealed so that no client can alter or make one.
+    pub fn token(&self, tokens: &PageTokens) -> String {
+        tokens.seal(&serde_json::to_vec(self).expect("positions serialize"))
     }
 
     /// `None` for anything this server did not give.
-    pub fn from_token(token: &str) -> Option<Position> {
-        let bytes = URL_SAFE_NO_PAD.decode(token).ok()?;
+    pub fn from_token(token: &str, tokens: &PageTokens) -> Option<Position> {
+        let bytes = tokens.open(token)?;
         let position: Position = serde_json::from_slice(&bytes).ok()?;
         position.could_be_given().then_some(position)
     }
@@ -794,6 +810,10 @@ mod tests {
 
     use super::*;
 
+    fn tokens() -> PageTokens {
+        PageTokens::with_key([3; 32])
+    }
+
     #[test]
     fn tokens_round_trip_and_anything_else_is_refused() {
         let p = Position::Standings {
@@ -804,28 +824,72 @@ mod tests {
             played: 7,
             player: "players/x".into(),
         };
-        assert_eq!(Position::from_token(&p.token()), Some(p));
-        assert_eq!(Position::from_token("not a token"), None);
-        assert_eq!(Position::from_token(&URL_SAFE_NO_PAD.encode(b"{}")), None);
+        assert_eq!(
+            Position::from_token(&p.token(&tokens()), &tokens()),
+            Some(p)
+        );
+        assert_eq!(Position::from_token("not a token", &tokens()), None);
+        assert_eq!(Position::from_token(&tokens().seal(b"{}"), &tokens()), None);
+        // The position's JSON alone (as tokens were before they were sealed) is not a token.
+        let unsealed = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            br#"{"k":"ledger","parent":"players/-","m":null,"below":5}"#,
+        );
+        assert_eq!(Position::from_token(&unsealed, &tokens()), None);
+    }
+
+    /// A mean whose shortest decimal text does not parse back to the same float with every
+    /// parser (602/3 did not with serde_json's default): the token keeps it exact, so the next
+    /// page starts after that row, not at it again.
+    #[test]
+    fn a_mean_comes_back_from_a_token_to_the_bit() {
+        for (sum, played) in [
+            (602.0, 3.0),
+            (496.0, 3.0),
+            (1.0, 3.0),
+            (2021.0, 7.0),
+            (1e6 + 1.0, 9.0),
+        ] {
+            let mean: f64 = sum / played;
+            let p = Position::Standings {
+                from: Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap(),
+                to: Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap(),
+                won: 1,
+                mean,
+                played: 3,
+                player: "players/x".into(),
+            };
+            match Position::from_token(&p.token(&tokens()), &tokens()) {
+                Some(Position::Standings { mean: back, .. }) => {
+                    assert_eq!(back.to_bits(), mean.to_bits(), "{sum}/{played}")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]
     fn tokens_with_values_this_server_never_gives_are_refused() {
-        let token = |json: &str| URL_SAFE_NO_PAD.encode(json.as_bytes());
+        // Sealed with the server's key, as a bug could give them: still refused.
+        let token = |json: &str| tokens().seal(json.as_bytes());
         for json in [
             // Before the epoch (-100000-01-01: PostgreSQL cannot hold it).
-            r#"{"k":"standings","from":-3217862419200000000,"to":0,"won":0,"mean":0.5,"played":0,"player":"players/x"}"#,
+            r#"{"k":"standings","from":-3217862419200000000,"to":0,"won":0,"mean":0,"played":0,"player":"players/x"}"#,
             // Days before chrono's last date (a month's bounds cannot be computed).
             r#"{"k":"board","period":"month","starts":8210265408000000000,"min":1,"around":false,"key":{"o":0,"n":0,"p":"players/x"}}"#,
             // A count that cannot be negated.
-            r#"{"k":"standings","from":0,"to":0,"won":-9223372036854775808,"mean":0.5,"played":0,"player":"players/x"}"#,
+            r#"{"k":"standings","from":0,"to":0,"won":-9223372036854775808,"mean":0,"played":0,"player":"players/x"}"#,
             // A NUL in a name.
             r#"{"k":"board","period":"all","starts":0,"min":1,"around":false,"key":{"o":0,"n":0,"p":"a\u0000b"}}"#,
             r#"{"k":"results","player":"players/\u0000","ended_at":0,"match_id":"6a1f2d3c-4b5e-4f60-8a71-92b3c4d5e6f7"}"#,
         ] {
-            assert_eq!(Position::from_token(&token(json)), None, "{json}");
+            assert_eq!(
+                Position::from_token(&token(json), &tokens()),
+                None,
+                "{json}"
+            );
         }
         let board = r#"{"k":"board","period":"all","starts":0,"min":1,"around":false,"key":{"o":-5,"n":0,"p":"players/x"}}"#;
-        assert!(Position::from_token(&token(board)).is_some());
+        assert!(Position::from_token(&token(board), &tokens()).is_some());
     }
 }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use okey_platform::auth::{Access, AccessTable, AuthLayer, Role};
+use okey_platform::page_token::PageTokens;
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
@@ -62,6 +63,9 @@ pub enum StartupError {
     /// A rebuild (`--rebuild`) did not run or stopped.
     #[error(transparent)]
     Rebuild(#[from] consumer::RebuildError),
+    /// The page-token key could not be read or made (`page_token_key`).
+    #[error("page token key: {0}")]
+    PageTokenKey(sqlx::Error),
     /// The service's own settings (`[rating]`) are invalid.
     #[error("settings: {0}")]
     Settings(String),
@@ -92,7 +96,10 @@ impl Application {
             dependencies.jetstream.clone(),
             &settings.nats.subject_prefix,
         );
-        let api = ScoringServiceServer::new(ScoringApi::new(pool, watch, own.rating))
+        let tokens = PageTokens::load(&pool)
+            .await
+            .map_err(StartupError::PageTokenKey)?;
+        let api = ScoringServiceServer::new(ScoringApi::new(pool, watch, own.rating, tokens))
             .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host

@@ -306,3 +306,128 @@ async fn a_five_hand_match_adds_up_to_the_tables_totals_and_every_hand_verifies(
     pool.close().await;
     stack.stop().await;
 }
+
+/// Standings paged one row at a time list every row once and end, whatever the means: 602/3 is
+/// a mean whose decimal text did not come back to the same float, and paging stuck on its row
+/// (the same row and the same token forever). A token altered in any way is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn standings_page_one_row_at_a_time_to_the_end_and_tokens_cannot_be_altered() {
+    let Some(Scoring {
+        stack,
+        service: scoring,
+        pool,
+        ..
+    }) = Scoring::start().await
+    else {
+        return;
+    };
+    // All-time standings (period 'all' starts at the epoch), written as the projection keeps
+    // them: (played, won, total_sum), means 602/3, 496/3, 200.5, 1/3 and two players equal.
+    let rows: [(i64, i64, i64); 7] = [
+        (3, 1, 602),
+        (3, 1, 496),
+        (2, 1, 401),
+        (3, 0, 1),
+        (3, 1, 602),
+        (7, 2, 2021),
+        (1, 0, 202),
+    ];
+    let mut players = Vec::new();
+    for (played, won, total_sum) in rows {
+        let player = format!("players/{}", uuid());
+        sqlx::query(
+            "INSERT INTO standings (period, starts, player_id, played, won, total_sum) \
+             VALUES ('all', 'epoch', $1, $2, $3, $4)",
+        )
+        .bind(&player)
+        .bind(played)
+        .bind(won)
+        .bind(total_sum)
+        .execute(&pool)
+        .await
+        .unwrap();
+        players.push(player);
+    }
+
+    let mut api = scoring_client(scoring.port).await;
+    let me = Who(uuid());
+    let page = |token: String, size: i32| pb::ListStandingsRequest {
+        period: pb::StandingsPeriod::Unspecified as i32,
+        page_size: size,
+        page_token: token,
+    };
+    let whole = api
+        .list_standings(me.req(page(String::new(), 500)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(whole.next_page_token.is_empty());
+    let whole: Vec<String> = whole
+        .standings
+        .iter()
+        .map(|s| s.player.as_ref().unwrap().player.clone())
+        .collect();
+    let mut listed = Vec::new();
+    let mut token = String::new();
+    let mut tokens = Vec::new();
+    loop {
+        let answer = api
+            .list_standings(me.req(page(token.clone(), 1)))
+            .await
+            .unwrap()
+            .into_inner();
+        listed.extend(
+            answer
+                .standings
+                .iter()
+                .map(|s| s.player.as_ref().unwrap().player.clone()),
+        );
+        assert!(
+            listed.len() <= whole.len(),
+            "paging goes past the end: {listed:?}"
+        );
+        if answer.next_page_token.is_empty() {
+            break;
+        }
+        assert_ne!(
+            answer.next_page_token, token,
+            "a page gave back its own token"
+        );
+        token = answer.next_page_token;
+        tokens.push(token.clone());
+    }
+    assert_eq!(listed, whole, "one row at a time lists what one page does");
+    for player in &players {
+        assert_eq!(
+            listed.iter().filter(|p| *p == player).count(),
+            1,
+            "{player}"
+        );
+    }
+
+    // Any change to a token the server gave makes it one it did not give.
+    let given = &tokens[0];
+    let mut altered = vec![];
+    for i in [0, given.len() / 2, given.len() - 1] {
+        let mut chars: Vec<char> = given.chars().collect();
+        chars[i] = if chars[i] == 'A' { 'B' } else { 'A' };
+        altered.push(chars.into_iter().collect::<String>());
+    }
+    altered.push(format!("{given}A"));
+    altered.push(given[..given.len() - 2].to_owned());
+    for bad in altered {
+        let e = api
+            .list_standings(me.req(page(bad.clone(), 1)))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (e.code(), reason(&e).as_str()),
+            (Code::InvalidArgument, "invalid_page_token"),
+            "{bad}"
+        );
+    }
+
+    scoring.stop().await;
+    pool.close().await;
+    stack.stop().await;
+}
