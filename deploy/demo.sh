@@ -13,7 +13,8 @@ cargo build --quiet -p okeyctl
 bin="$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/okeyctl"
 # Paths relative to the repository when the run directory is the default, so the printed
-# commands can be pasted as they are.
+# commands can be pasted as they are. The commands the demo prints at the end (the support token's
+# among them) name this run's ports and run directory where they are not the defaults.
 run_dir="${RUN_DIR#"$ROOT"/}"
 echo
 echo "Demo match: a guest finds a table with bots on the local platform"

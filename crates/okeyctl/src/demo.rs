@@ -877,7 +877,7 @@ fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write
         out,
         "  # support's replay page: every rack step by step; paste the token this prints (15 minutes)"
     )?;
-    writeln!(out, "  cargo run -q -p okeyctl -- token --role support")?;
+    writeln!(out, "  {}", support_token_command(demo))?;
     writeln!(out, "  {page}/replay/#table={id}&hand=1&step=0")?;
     Ok(())
 }
@@ -1003,4 +1003,40 @@ fn spinner(show: bool) -> indicatif::ProgressBar {
 /// The default place of the local signing key `make run` generates.
 pub fn default_signing_key() -> &'static Path {
     Path::new(".run/dev-signing-key.pem")
+}
+
+/// The accounts service `okeyctl demo` and `okeyctl token` call unless told otherwise (`make
+/// run`'s default port).
+pub const DEFAULT_ACCOUNTS_URL: &str = "http://127.0.0.1:50051";
+
+/// The command the demo prints for a support token of the run it played on: `okeyctl token
+/// --role support` with the demo's accounts service and signing key, each named only when it is
+/// not `okeyctl token`'s default (so a run on moved ports or in another run directory gets a
+/// token from its own key, not from another run's).
+pub fn support_token_command(demo: &Demo) -> String {
+    let mut command = "cargo run -q -p okeyctl -- token --role support".to_owned();
+    let accounts = demo.accounts_url.trim_end_matches('/');
+    if accounts != DEFAULT_ACCOUNTS_URL {
+        command.push_str(" --accounts ");
+        command.push_str(&shell_word(accounts));
+    }
+    if demo.signing_key != default_signing_key() {
+        command.push_str(" --signing-key ");
+        command.push_str(&shell_word(&demo.signing_key.to_string_lossy()));
+    }
+    command
+}
+
+/// `word` as one shell word: as it is when it has no character the shell treats specially,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }

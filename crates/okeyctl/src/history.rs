@@ -1,7 +1,8 @@
 //! A hand's history read from the table service's API (`GetHandHistory`, every page) with an
 //! access token: a player's for a hand they sat in once it has ended, or a support token for any
-//! hand (each such read is in the service's audit log). `okeyctl replay`, `export-hand` and
-//! `verify` read hands only this way; the tool never opens the table service's database.
+//! hand, also one still being played, up to its latest event (each such read is in the
+//! service's audit log). `okeyctl replay`, `export-hand` and `verify` read hands only this way;
+//! the tool never opens the table service's database.
 //!
 //! What a page carries: the match's rules (the engine's form), the totals before the hand, each
 //! event as the table stored it (`okey_table::TableEvent` JSON: the seed commitment at the deal,
@@ -10,9 +11,10 @@
 use anyhow::{Context, Result, bail};
 use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_client::TableServiceClient;
-use okey_rules::{RuleSet, Tile};
-use okey_table::TableEvent;
-use okey_table::history::HandEvents;
+use okey_rules::{Deal, Event, Hand, RuleSet, Tile};
+use okey_table::history::{HandEvents, HistoryError};
+use okey_table::{TableError, TableEvent};
+use tonic::Code;
 
 use crate::client::{authorized, connect, refused};
 
@@ -47,7 +49,56 @@ pub struct Fetched {
     pub inputs: Vec<(u64, TableEvent)>,
 }
 
+/// A hand's deals in the form `okeyctl replay` reads, as far as they have been played.
+#[derive(Clone, Debug)]
+pub struct HandDeals {
+    /// Every finished deal, oldest first (a void hand is dealt again under the same number).
+    pub finished: Vec<HandEvents>,
+    /// The deal still being played when the hand was read (support reads a hand in play):
+    /// `hand_started` with the deal the service shows (its seed is revealed only at its end),
+    /// then every event played so far, and no `hand_ended`.
+    pub in_play: Option<HandEvents>,
+}
+
+impl HandDeals {
+    /// Every deal, oldest first: the finished ones, then the one in play.
+    pub fn all(&self) -> impl Iterator<Item = &HandEvents> {
+        self.finished.iter().chain(&self.in_play)
+    }
+
+    /// The latest deal: the one in play, else the last finished one.
+    pub fn last(&self) -> Option<&HandEvents> {
+        self.in_play.as_ref().or(self.finished.last())
+    }
+}
+
+/// Whether `events` (a deal as `okeyctl replay` reads it) reach the deal's end: a deal exported
+/// while in play stops before its `hand_ended`, and tells no end-of-hand score.
+pub fn has_end(events: &[Event]) -> bool {
+    matches!(events.last(), Some(Event::HandEnded { .. }))
+}
+
 impl Fetched {
+    /// The version of the latest event read: the hand's `HandEnded` once it has ended, else the
+    /// table's latest event at the read.
+    pub fn last_version(&self) -> u64 {
+        self.events.last().map_or(0, |(v, _)| *v)
+    }
+
+    /// `hand N is in play: told up to version V …`, for a hand read while it is played; `None`
+    /// once it has ended.
+    pub fn in_play_note(&self) -> Option<String> {
+        (!self.ended).then(|| {
+            format!(
+                "hand {} is in play: told up to version {} of {} (the table's latest event at \
+                 this read); no end yet, so no end-of-hand scores",
+                self.hand_number,
+                self.last_version(),
+                self.table
+            )
+        })
+    }
+
     /// Every finished deal of the hand rebuilt for the engine (`hand_started` re-dealt from the
     /// revealed seed, checked against the commitment, the played events, `hand_ended`), in the
     /// form `okeyctl replay` reads.
@@ -58,6 +109,88 @@ impl Fetched {
             self.hand_number,
         )
         .with_context(|| format!("{}, hand {}", self.table, self.hand_number))
+    }
+
+    /// Every deal of the hand as far as it was read: the finished ones as
+    /// [`finished_deals`](Self::finished_deals) gives them and, for a hand read while it is
+    /// played, the deal in play up to the latest event.
+    pub fn deals(&self) -> Result<HandDeals> {
+        if self.ended {
+            return Ok(HandDeals {
+                finished: self.finished_deals()?,
+                in_play: None,
+            });
+        }
+        // The deals before the one in play, if the hand was void and dealt again.
+        let finished = match okey_table::history::hand_deals(
+            &self.rules,
+            self.events.iter().map(|(v, e)| (*v, e)),
+            self.hand_number,
+        ) {
+            Ok(deals) => deals,
+            Err(HistoryError::NotFinished(_)) => Vec::new(),
+            Err(e) => {
+                return Err(anyhow::Error::new(e))
+                    .with_context(|| format!("{}, hand {}", self.table, self.hand_number));
+            }
+        };
+        let in_play = self
+            .deal_in_play()
+            .with_context(|| format!("{}, hand {} (in play)", self.table, self.hand_number))?;
+        Ok(HandDeals {
+            finished,
+            in_play: Some(in_play),
+        })
+    }
+
+    /// The deal being played: `hand_started` from the deal the service shows (the seed that
+    /// re-deals it is revealed at its end), then each event played since.
+    fn deal_in_play(&self) -> Result<HandEvents> {
+        let hand = self.hand_number;
+        let Some(at) = self.events.iter().rposition(
+            |(_, e)| matches!(e, TableEvent::HandDealt { hand_number, .. } if *hand_number == hand),
+        ) else {
+            bail!("the history holds no deal");
+        };
+        let (dealt_version, dealt) = &self.events[at];
+        let TableEvent::HandDealt {
+            first, indicator, ..
+        } = dealt
+        else {
+            unreachable!("found as a deal");
+        };
+        let Some((_, shown)) = self.deals.iter().find(|(v, _)| v == dealt_version) else {
+            bail!("the service did not show the deal at v{dealt_version}");
+        };
+        if shown.first != *first || shown.indicator != *indicator {
+            bail!(
+                "the deal shown at v{dealt_version} (seat {} first, indicator {}) is not the one \
+                 stored (seat {first} first, indicator {indicator})",
+                shown.first,
+                shown.indicator
+            );
+        }
+        let deal = Deal {
+            indicator: shown.indicator,
+            first: shown.first,
+            racks: shown.racks.clone(),
+            pile: shown.pile.clone(),
+        };
+        let start = Hand::start(self.rules.clone(), deal)
+            .map_err(|e| anyhow::anyhow!("the deal shown at v{dealt_version}: {e}"))?;
+        let mut events = vec![start];
+        for (version, event) in &self.events[at + 1..] {
+            match event {
+                TableEvent::Played {
+                    hand_number, event, ..
+                } if *hand_number == hand => events.push(event.clone()),
+                TableEvent::HandEnded { hand_number, .. } if *hand_number == hand => {
+                    bail!("the hand is said to be in play, but its deal ended at v{version}")
+                }
+                _ => {}
+            }
+        }
+        Ok(events)
     }
 }
 
@@ -101,6 +234,24 @@ fn shown_deal(deal: &pb::HandDeal, version: u64) -> Result<ShownDeal> {
     })
 }
 
+/// A refused `GetHandHistory`, said so a person knows what to do; a hand never dealt (NOT_FOUND
+/// `hand_not_found`, said with the table's own words for it) is named as such.
+fn history_refused(
+    table_url: &str,
+    table: &str,
+    hand_number: u32,
+    status: &tonic::Status,
+) -> anyhow::Error {
+    if status.code() == Code::NotFound
+        && status.message() == TableError::NoSuchHand(hand_number).to_string()
+    {
+        return anyhow::anyhow!(
+            "{table} hand {hand_number} was never dealt: the table has not reached it"
+        );
+    }
+    refused("GetHandHistory", table_url, status)
+}
+
 /// Fetches hand `hand_number` of `table` from the table service at `table_url` with `token`.
 pub async fn fetch(table_url: &str, token: &str, table: &str, hand_number: u32) -> Result<Fetched> {
     let table = table_name(table);
@@ -119,7 +270,7 @@ pub async fn fetch(table_url: &str, token: &str, table: &str, hand_number: u32) 
                 token,
             ))
             .await
-            .map_err(|s| refused("GetHandHistory", table_url, &s))?
+            .map_err(|s| history_refused(table_url, &table, hand_number, &s))?
             .into_inner();
         if fetched.is_none() {
             let rules: RuleSet = serde_json::from_str(&page.engine_rules)

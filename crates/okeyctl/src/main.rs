@@ -30,18 +30,21 @@ enum Top {
     /// line of output is one JSON object with the totals.
     Simulate(SimulateArgs),
     /// Tell a hand step by step: every event, and exactly why each penalty and score was written.
-    /// From a file, or a hand fetched from the table service (`tables/{id} --hand N`, a token).
+    /// From a file, or a hand fetched from the table service (`tables/{id} --hand N`, a token);
+    /// a hand still in play (support tokens) is told up to its latest event, marked in play.
     Replay(ReplayArgs),
     /// Play a match of four bots on the running platform (`make run`) and tell it hand by hand:
     /// signs a guest in, creates the table with an operator token, follows it, writes each hand
     /// for `okeyctl replay`.
     Demo(DemoArgs),
-    /// Write a finished hand's events, fetched from the table service (`GetHandHistory`, with a
-    /// token), as a file `okeyctl replay` reads (one JSON event per line).
+    /// Write a hand's events, fetched from the table service (`GetHandHistory`, with a token), as
+    /// a file `okeyctl replay` reads (one JSON event per line). A hand still in play (support
+    /// tokens) is written up to its latest event, without `hand_ended`.
     ExportHand(ExportHandArgs),
     /// Check a hand alone (a player's token, once it has ended): the revealed seed against the
     /// commitment, the deal dealt again, every event re-folded through the rules, every penalty
-    /// and score re-derived. Prints each check; exits 1 naming the event of a difference.
+    /// and score re-derived. Prints each check; exits 1 naming the event of a difference, 2 when
+    /// it cannot check (a hand still in play: its seed is revealed at its end).
     Verify(VerifyArgs),
     /// Print an access token minted with the local development signing key (`make run` writes it
     /// into `.run/`), e.g. a support token for `export-hand` on any table. Local runs only.
@@ -55,7 +58,7 @@ struct Remote {
     #[arg(long, env = "OKEY_TABLE_URL", default_value = "http://127.0.0.1:50053")]
     table_url: String,
     /// An access token: a player's (hands they sat in, once ended) or a support token (any
-    /// hand; the read is audited).
+    /// hand, also one still in play; the read is audited).
     #[arg(long, env = "OKEY_TOKEN", hide_env_values = true)]
     token: Option<String>,
 }
@@ -93,7 +96,7 @@ struct TokenArgs {
     #[arg(long, default_value_t = 900)]
     ttl_secs: u64,
     /// The accounts service (its published keys, issuer and audience).
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    #[arg(long, default_value = okeyctl::demo::DEFAULT_ACCOUNTS_URL)]
     accounts: String,
     /// The PKCS#8 Ed25519 private key (PEM) the accounts service signs with.
     #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
@@ -103,7 +106,7 @@ struct TokenArgs {
 #[derive(Args)]
 struct DemoArgs {
     /// The accounts service.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    #[arg(long, default_value = okeyctl::demo::DEFAULT_ACCOUNTS_URL)]
     accounts: String,
     /// The table service.
     #[arg(long, default_value = "http://127.0.0.1:50053")]
@@ -311,7 +314,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         let path = PathBuf::from(&args.source);
         return match okeyctl::replay::load_events(&path) {
             Ok(events) => {
-                print_replay(&events);
+                print_file_replay(&events);
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -337,11 +340,19 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         &args.source,
         hand,
     ));
-    match fetched.and_then(|f| f.finished_deals()) {
-        Ok(deals) => {
-            for (i, deal) in deals.iter().enumerate() {
-                if deals.len() > 1 {
-                    println!("deal {} of {}:", i + 1, deals.len());
+    let read = fetched.and_then(|f| {
+        let deals = f.deals()?;
+        Ok((f.in_play_note(), deals))
+    });
+    match read {
+        Ok((in_play, deals)) => {
+            if let Some(note) = in_play {
+                println!("{note}");
+            }
+            let count = deals.all().count();
+            for (i, deal) in deals.all().enumerate() {
+                if count > 1 {
+                    println!("deal {} of {count}:", i + 1);
                 }
                 print_replay(deal);
             }
@@ -356,6 +367,22 @@ fn replay(args: &ReplayArgs) -> ExitCode {
 
 fn print_replay(events: &[okey_rules::Event]) {
     for line in okey_rules::replay::narrate(events) {
+        println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
+    }
+}
+
+/// Tells a hand read from a file; one without its end (exported while in play, or events
+/// stopping short) says so first, so it is not taken for a finished hand.
+fn print_file_replay(events: &[okey_rules::Event]) {
+    let lines = okey_rules::replay::narrate(events);
+    if !okeyctl::history::has_end(events) {
+        println!(
+            "this hand has no end here (exported while in play, or its events stop short): told \
+             up to its version {}; no end-of-hand scores",
+            lines.last().map_or(0, |l| l.version)
+        );
+    }
+    for line in lines {
         println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
     }
 }
@@ -467,19 +494,28 @@ fn export_hand(args: &ExportHandArgs) -> ExitCode {
         &args.table,
         args.hand,
     ));
-    let deals = match fetched.and_then(|f| f.finished_deals()) {
-        Ok(deals) => deals,
+    let read = fetched.and_then(|f| {
+        let deals = f.deals()?;
+        Ok((f.in_play_note(), deals))
+    });
+    let (in_play, deals) = match read {
+        Ok(read) => read,
         Err(e) => {
             eprintln!("okeyctl export-hand: {e:#}");
             return ExitCode::from(1);
         }
     };
-    if deals.len() > 1 {
+    let count = deals.all().count();
+    if count > 1 {
         eprintln!(
-            "hand {} was dealt {} times (void hands are dealt again); writing the last deal",
+            "hand {} was dealt {count} times (void hands are dealt again); writing the last deal",
             args.hand,
-            deals.len()
         );
+    }
+    if let Some(note) = in_play {
+        // The file itself stops before `hand_ended`: `okeyctl replay FILE` tells it as a hand
+        // without its end, and it cannot be verified until the hand has ended.
+        eprintln!("{note}; the file has no hand_ended and cannot be verified before the hand ends");
     }
     let text = okeyctl::history::to_jsonl(deals.last().expect("at least one deal"));
     match &args.out {

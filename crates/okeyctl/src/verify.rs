@@ -159,11 +159,12 @@ pub fn verify(fetched: &Fetched) -> Report {
         });
     };
     if !fetched.ended {
-        let last = fetched.events.last().map_or(0, |(v, _)| *v);
+        // [`run`] refuses a hand in play before this; a caller with one gets no "verified".
         fail(
             &mut report,
-            last,
-            "the hand has not ended: its seed is revealed at its end".to_owned(),
+            fetched.last_version(),
+            "the hand is in play: it can be verified once it has ended, when its seed is revealed"
+                .to_owned(),
         );
         return report;
     }
@@ -327,11 +328,22 @@ pub fn verify(fetched: &Fetched) -> Report {
     report
 }
 
-/// Fetches hand `hand_number` of `table` with `token` and verifies it.
+/// Fetches hand `hand_number` of `table` with `token` and verifies it. A hand still in play (a
+/// support token reads one) cannot be verified: its seed is revealed at its end, so it is an
+/// error, not a difference.
 pub async fn run(table_url: &str, token: &str, table: &str, hand_number: u32) -> Result<Report> {
     let fetched = crate::history::fetch(table_url, token, table, hand_number).await?;
     if fetched.events.is_empty() {
         bail!("the history of hand {hand_number} is empty");
+    }
+    if !fetched.ended {
+        bail!(
+            "cannot verify {} hand {hand_number}: it is in play (read up to version {}), and a \
+             hand is verified once it has ended, when its seed is revealed; `okeyctl replay` \
+             tells it as far as it has been played",
+            fetched.table,
+            fetched.last_version()
+        );
     }
     Ok(verify(&fetched))
 }

@@ -214,6 +214,11 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
     let numbers: Vec<i32> = report.hands.iter().map(|h| h.number).collect();
     assert_eq!(report.verified, numbers, "{printed}");
     assert!(printed.contains("verified (okeyctl verify)"), "{printed}");
+    // The support-token hint names this run's accounts service and key (not the defaults).
+    let hint = okeyctl::demo::support_token_command(&demo);
+    assert!(hint.contains(" --accounts http://127.0.0.1:"), "{hint}");
+    assert!(hint.contains(" --signing-key "), "{hint}");
+    assert!(printed.contains(&format!("  {hint}\n")), "{printed}");
 
     let _ = stop_table.send(());
     let _ = stop_accounts.send(());
@@ -261,5 +266,45 @@ async fn a_key_accounts_does_not_sign_with_is_refused() {
     assert!(
         error.to_string().contains("does not sign with this key"),
         "{error}"
+    );
+}
+
+/// The printed support-token command names the run's own accounts service and signing key when
+/// they are not `okeyctl token`'s defaults (moved ports, another run directory), and only then.
+#[test]
+fn the_support_token_hint_names_the_runs_accounts_and_key() {
+    let demo = |accounts: &str, key: &str| Demo {
+        accounts_url: accounts.to_owned(),
+        table_url: "http://127.0.0.1:50053".to_owned(),
+        matchmaking_url: None,
+        signing_key: PathBuf::from(key),
+        export: false,
+        hands_dir: PathBuf::from(".run/demo"),
+        preset: "classic".to_owned(),
+        bots: pb::BotLevel::Hard,
+        timeout: Duration::from_secs(1),
+        progress: false,
+        grpcurl: "grpcurl".to_owned(),
+    };
+    let default = okeyctl::demo::default_signing_key().to_str().unwrap();
+    assert_eq!(
+        okeyctl::demo::support_token_command(&demo(okeyctl::demo::DEFAULT_ACCOUNTS_URL, default)),
+        "cargo run -q -p okeyctl -- token --role support"
+    );
+    // As deploy/demo.sh passes them with OKEY_RUN_DIR=/tmp/x and OKEY_ACCOUNTS_PORT=51051.
+    assert_eq!(
+        okeyctl::demo::support_token_command(&demo(
+            "http://127.0.0.1:51051",
+            "/tmp/x/dev-signing-key.pem"
+        )),
+        "cargo run -q -p okeyctl -- token --role support --accounts http://127.0.0.1:51051 \
+         --signing-key /tmp/x/dev-signing-key.pem"
+    );
+    assert_eq!(
+        okeyctl::demo::support_token_command(&demo(
+            "http://127.0.0.1:50051/",
+            "/tmp/my run/key.pem"
+        )),
+        "cargo run -q -p okeyctl -- token --role support --signing-key '/tmp/my run/key.pem'"
     );
 }
