@@ -301,6 +301,15 @@ fn with_info(reason: Reason, metadata: HashMap<String, String>) -> ErrorDetails 
     ErrorDetails::with_error_info(reason.as_str(), ERROR_DOMAIN, metadata)
 }
 
+/// Whether `status` is a refusal for `reason` (its ErrorInfo names it, in our domain): how a
+/// client of another service tells one refusal from another without reading messages.
+pub fn is(status: &Status, reason: Reason) -> bool {
+    status
+        .get_error_details()
+        .error_info()
+        .is_some_and(|info| info.reason == reason.as_str() && info.domain == ERROR_DOMAIN)
+}
+
 /// An error with `reason`, its code and ErrorInfo (no other details).
 pub fn error(reason: Reason, message: impl Into<String>) -> Status {
     with_metadata(reason, HashMap::new(), message)

@@ -9,12 +9,12 @@
 //! the revealed seed at the end) and each deal whole as the service shows it.
 
 use anyhow::{Context, Result, bail};
+use okey_platform::status::Reason;
 use okey_proto::v1 as pb;
 use okey_proto::v1::table_service_client::TableServiceClient;
 use okey_rules::{Deal, Event, Hand, RuleSet, Tile};
+use okey_table::TableEvent;
 use okey_table::history::{HandEvents, HistoryError};
-use okey_table::{TableError, TableEvent};
-use tonic::Code;
 
 use crate::client::{authorized, connect, refused};
 
@@ -235,16 +235,14 @@ fn shown_deal(deal: &pb::HandDeal, version: u64) -> Result<ShownDeal> {
 }
 
 /// A refused `GetHandHistory`, said so a person knows what to do; a hand never dealt (NOT_FOUND
-/// `hand_not_found`, said with the table's own words for it) is named as such.
+/// `hand_not_found`) is named as such.
 fn history_refused(
     table_url: &str,
     table: &str,
     hand_number: u32,
     status: &tonic::Status,
 ) -> anyhow::Error {
-    if status.code() == Code::NotFound
-        && status.message() == TableError::NoSuchHand(hand_number).to_string()
-    {
+    if okey_platform::status::is(status, Reason::HandNotFound) {
         return anyhow::anyhow!(
             "{table} hand {hand_number} was never dealt: the table has not reached it"
         );
