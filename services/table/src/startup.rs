@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use okey_platform::auth::{Access, AccessTable, AuthLayer, Role};
+use okey_platform::page_token::PageTokens;
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
 };
@@ -82,6 +83,9 @@ pub enum StartupError {
     /// The operating system refused the outbox publisher's thread.
     #[error("cannot start the outbox publisher's thread: {0}")]
     Publisher(#[source] std::io::Error),
+    /// The page-token key could not be read or made (`page_token_key`).
+    #[error("page token key: {0}")]
+    PageTokenKey(#[source] sqlx::Error),
 }
 
 /// The table service, connected and bound, ready to serve.
@@ -120,6 +124,9 @@ impl Application {
         let redis = dependencies.redis.clone().expect("redis is needed");
         let key_prefix = &settings.redis.key_prefix;
 
+        let tokens = PageTokens::load(&pool)
+            .await
+            .map_err(StartupError::PageTokenKey)?;
         let store = Store::grouping(pool.clone(), own.database.commit_groups as usize);
         let (outbox, outbox_queue) = Outbox::new();
         let deadlines = Deadlines::new(redis.clone(), key_prefix, clock.clone());
@@ -167,7 +174,7 @@ impl Application {
             tokio::spawn(chat.clone().run_retention()),
         ];
         let api = TableServiceServer::new(
-            TableApi::new(tables.clone())
+            TableApi::new(tables.clone(), tokens)
                 .with_live(presences, chat)
                 .with_stream_limit(own.live.max_streams_per_caller),
         )

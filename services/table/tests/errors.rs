@@ -1,7 +1,8 @@
 //! The error model at the table service's edge, against the real service: text the store cannot
-//! hold and bad request ids are refused before the store (request ids counted in characters), a
-//! tile not in the rack is FAILED_PRECONDITION `tile_not_in_rack`, and a request tonic cannot
-//! decode is INVALID_ARGUMENT `malformed_request` with ErrorInfo. Nothing refused is stored.
+//! hold (a NUL in any string field of any call) and bad request ids are refused before the store
+//! (request ids counted in characters), a tile not in the rack is FAILED_PRECONDITION
+//! `tile_not_in_rack`, and a request tonic cannot decode is INVALID_ARGUMENT `malformed_request`
+//! with ErrorInfo. Nothing refused is stored.
 
 mod common;
 
@@ -54,7 +55,8 @@ async fn malformed_text_and_tiles_not_held_get_the_contracts_codes_and_store_not
     assert_refused(&refused, Code::FailedPrecondition, "tile_not_in_rack");
 
     let tile = view.rack[0].clone();
-    for bad in ["id\0".to_owned(), "é".repeat(65), String::new()] {
+    // A NUL is `invalid_text` in any string field, the request id's too (see the test below).
+    for bad in ["id\u{1}".to_owned(), "é".repeat(65), String::new()] {
         let refused = clients[0]
             .submit(&table, &bad, discard(&tile))
             .await
@@ -98,6 +100,245 @@ async fn malformed_text_and_tiles_not_held_get_the_contracts_codes_and_store_not
         .submit(&table, &"é".repeat(64), discard(&tile))
         .await
         .expect("64 characters are a request id");
+    app.stop().await;
+}
+
+/// `invalid_text` naming `field`.
+fn assert_nul_refused<T: std::fmt::Debug>(answer: Result<T, tonic::Status>, field: &str) {
+    let status = answer.expect_err(field);
+    assert_refused(&status, Code::InvalidArgument, "invalid_text");
+    let details = status.get_error_details();
+    let violations = &details.bad_request().expect("BadRequest").field_violations;
+    assert_eq!(violations[0].field, field, "{status:?}");
+}
+
+/// common.proto: "No string field may hold a NUL character (INVALID_ARGUMENT `invalid_text`)".
+/// A NUL anywhere, nested ones included (command tiles, melds, the rule preset, a seat's player),
+/// is `invalid_text` naming the field, before what else the text would be refused for
+/// (`invalid_tile`, `invalid_rules`, `invalid_table`, `invalid_page_token`,
+/// `invalid_request_id`), and in fields that would otherwise be served (a request id of a command
+/// that would be played, the table of a LeaveSeat). Nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nul_in_any_string_field_of_any_call_is_invalid_text_and_changes_nothing() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
+    let admin = Client::new(channel.clone(), &app.settings, "operator", &["admin"]);
+    let mut support = Client::new(channel.clone(), &app.settings, "support-1", &["support"]);
+    let before = stored(&app.settings, &table).await.0.len();
+    let view = clients[0].view(&table).await.unwrap();
+    let turn = view.turn_seat as usize;
+    let rack = clients[turn].view(&table).await.unwrap().rack;
+    let tile = rack[0].clone();
+    let nul_table = format!("{table}\0");
+
+    let c = &mut clients[turn];
+    let submit = |request_id: &str, table: &str, command: pb::Command| {
+        c.req(pb::SubmitCommandRequest {
+            request_id: request_id.to_owned(),
+            table: table.to_owned(),
+            command: Some(command),
+            expected_version: Some(view.version),
+            view_form: 0,
+        })
+    };
+    let meld = |tiles: &[&str]| pb::MeldTiles {
+        tiles: tiles.iter().map(|t| (*t).to_owned()).collect(),
+    };
+    for (request, field) in [
+        (
+            submit(&uuid(), &table, discard("R7\0")),
+            "command.discard.tile",
+        ),
+        // The tile held, with a NUL after it: not played.
+        (
+            submit(&uuid(), &table, discard(&format!("{tile}\0"))),
+            "command.discard.tile",
+        ),
+        // A command that would be played, under a request id holding a NUL.
+        (submit("id\0", &table, discard(&tile)), "request_id"),
+        (submit(&uuid(), &nul_table, discard(&tile)), "table"),
+        (
+            submit(
+                &uuid(),
+                &table,
+                pb::Command {
+                    command: Some(pb::command::Command::Open(pb::OpenCommand {
+                        melds: vec![meld(&["R1", "R2", "R3"]), meld(&["K7", "K8", "K9\0"])],
+                    })),
+                },
+            ),
+            "command.open.melds[1].tiles[2]",
+        ),
+        (
+            submit(
+                &uuid(),
+                &table,
+                pb::Command {
+                    command: Some(pb::command::Command::Add(pb::AddCommand {
+                        meld: 0,
+                        tiles: vec!["\0".into()],
+                    })),
+                },
+            ),
+            "command.add.tiles[0]",
+        ),
+    ] {
+        let answer = c.api.clone().submit_command(request).await;
+        assert_nul_refused(answer, field);
+    }
+    let leave = c.req(pb::LeaveSeatRequest {
+        request_id: "leave\0".into(),
+        table: table.clone(),
+    });
+    assert_nul_refused(c.api.leave_seat(leave).await, "request_id");
+    let say = c.req(pb::SendChatMessageRequest {
+        request_id: "say\0".into(),
+        table: table.clone(),
+        channel: pb::ChatChannel::Table as i32,
+        text: "hello".into(),
+    });
+    assert_nul_refused(c.api.send_chat_message(say).await, "request_id");
+    let seed = c.req(pb::SubmitClientSeedRequest {
+        request_id: uuid(),
+        table: table.clone(),
+        hand_number: 2,
+        seed: format!("{}\0", "ab".repeat(32)),
+    });
+    assert_nul_refused(c.api.submit_client_seed(seed).await, "seed");
+    let join = c.req(pb::JoinSeatRequest {
+        request_id: uuid(),
+        table: nul_table.clone(),
+        seat: None,
+    });
+    assert_nul_refused(c.api.join_seat(join).await, "table");
+
+    // The reads: a table name or a page token holding a NUL.
+    let get = c.req(pb::GetTableRequest { name: "\0".into() });
+    assert_nul_refused(c.api.get_table(get).await, "name");
+    let seat_view = c.req(pb::GetSeatViewRequest {
+        table: nul_table.clone(),
+        ..Default::default()
+    });
+    assert_nul_refused(c.api.get_seat_view(seat_view).await, "table");
+    let legal = c.req(pb::ListLegalActionsRequest { table: "\0".into() });
+    assert_nul_refused(c.api.list_legal_actions(legal).await, "table");
+    let watch = c.req(pb::WatchTableRequest {
+        table: nul_table.clone(),
+        after_version: 0,
+    });
+    assert_nul_refused(c.api.watch_table(watch).await, "table");
+    let heartbeat = c.req(pb::SendHeartbeatRequest { table: "\0".into() });
+    assert_nul_refused(c.api.send_heartbeat(heartbeat).await, "table");
+    let chat = c.req(pb::WatchChatRequest {
+        table: nul_table.clone(),
+    });
+    assert_nul_refused(c.api.watch_chat(chat).await, "table");
+    for (request, field) in [
+        (
+            pb::GetHandHistoryRequest {
+                table: "\0".into(),
+                hand_number: 1,
+                ..Default::default()
+            },
+            "table",
+        ),
+        (
+            pb::GetHandHistoryRequest {
+                table: table.clone(),
+                hand_number: 1,
+                page_size: 0,
+                page_token: "a\0".into(),
+            },
+            "page_token",
+        ),
+    ] {
+        let answer = support.api.get_hand_history(support.req(request)).await;
+        assert_nul_refused(answer, field);
+    }
+    for (request, field) in [
+        (
+            pb::ListHandReadsRequest {
+                table: nul_table.clone(),
+                ..Default::default()
+            },
+            "table",
+        ),
+        (
+            pb::ListHandReadsRequest {
+                page_token: "a\0".into(),
+                ..Default::default()
+            },
+            "page_token",
+        ),
+    ] {
+        let answer = support.api.list_hand_reads(support.req(request)).await;
+        assert_nul_refused(answer, field);
+    }
+
+    // CreateTable: the rule preset, a seat's player, a member.
+    let create = |rules: pb::RuleSet, seats: Vec<pb::SeatAssignment>, members: Vec<String>| {
+        admin.req(pb::CreateTableRequest {
+            request_id: uuid(),
+            rules: Some(rules),
+            seats,
+            members,
+            ..Default::default()
+        })
+    };
+    let preset = pb::RuleSet {
+        preset: "cla\0ssic".into(),
+        ..rules(1)
+    };
+    let player = |name: &str| pb::SeatAssignment {
+        seat: 1,
+        occupant: Some(pb::seat_assignment::Occupant::Player(name.to_owned())),
+    };
+    let someone = format!("players/{}", uuid());
+    for (request, field) in [
+        (create(preset, vec![], vec![]), "rules.preset"),
+        (
+            create(rules(1), vec![player(&format!("{someone}\0"))], vec![]),
+            "seats[0].player",
+        ),
+        (
+            create(rules(1), vec![], vec![someone.clone(), "\0".into()]),
+            "members[1]",
+        ),
+    ] {
+        let answer = admin.api.clone().create_table(request).await;
+        assert_nul_refused(answer, field);
+    }
+
+    // Nothing changed: the same version, the same stored events, the four still seated, and the
+    // command refused for its request id's NUL was not played.
+    let after = clients[turn].view(&table).await.unwrap();
+    assert_eq!(after.version, view.version, "the table did not move");
+    assert_eq!(after.rack, rack, "the rack is as it was");
+    assert_eq!(stored(&app.settings, &table).await.0.len(), before);
+    let seats = clients[0].table(&table).await.unwrap().seats;
+    assert!(
+        seats
+            .iter()
+            .zip(&clients)
+            .all(|(seat, c)| seat.player.as_ref().is_some_and(|p| p.player == c.player())),
+        "{seats:?}"
+    );
+    assert!(
+        support
+            .api
+            .list_hand_reads(support.req(pb::ListHandReadsRequest::default()))
+            .await
+            .unwrap()
+            .into_inner()
+            .reads
+            .iter()
+            .all(|r| r.table != table),
+        "no history was read"
+    );
     app.stop().await;
 }
 

@@ -272,3 +272,165 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
     assert_eq!(reads(&mut support, &table).await.unwrap().len(), 3);
     app.stop().await;
 }
+
+async fn reads_page(
+    client: &mut Client,
+    table: &str,
+    page_size: i32,
+    page_token: &str,
+) -> Result<pb::ListHandReadsResponse, tonic::Status> {
+    let request = client.req(pb::ListHandReadsRequest {
+        table: table.to_owned(),
+        page_size,
+        page_token: page_token.to_owned(),
+    });
+    Ok(client.api.list_hand_reads(request).await?.into_inner())
+}
+
+/// Every page of the audit log (of `table`, or every table for ""), `page_size` at a time.
+async fn all_reads(client: &mut Client, table: &str, page_size: i32) -> Vec<pb::HandRead> {
+    let mut reads = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = reads_page(client, table, page_size, &token)
+            .await
+            .expect("served");
+        assert!(page.reads.len() <= page_size as usize);
+        reads.extend(page.reads);
+        token = page.next_page_token;
+        if token.is_empty() {
+            return reads;
+        }
+        assert!(reads.len() < 10_000, "the pages never end");
+    }
+}
+
+/// table.proto: a page token "this server did not give" (for this hand) is INVALID_ARGUMENT
+/// `invalid_page_token`. A token is opaque and sealed: the old hand-written forms (`h1.v3`, with
+/// a leading zero or a sign, a version the server never ended a page at; `r5`, `r99999999`), a
+/// token altered in one character, one given for another table, another hand or another listing
+/// are all refused, and a refused read is not audited. Paging with the tokens the server gives
+/// reads every event and every read once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn page_tokens_are_only_those_the_server_gave_for_the_same_request() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
+    let (other, mut others) = seated_table(channel.clone(), &app.settings, 1).await;
+    let mut support = Client::new(channel.clone(), &app.settings, "support-1", &["support"]);
+    let mut received: Vec<Received> = (0..4).map(|_| Received::default()).collect();
+    play(&table, &mut clients, &mut received, |v| v.version >= 14).await;
+    play(&other, &mut others, &mut received, |v| v.version >= 14).await;
+
+    // Normal paging, three events a page, from the deal to the last event so far.
+    let pages = all_pages(&mut support, &table, 1, 3).await;
+    assert!(pages.len() > 2, "{} pages", pages.len());
+    let versions: Vec<i64> = pages
+        .iter()
+        .flat_map(|p| p.entries.iter().map(|e| e.version))
+        .collect();
+    assert_eq!(
+        versions,
+        (pages[0].first_version..=pages[0].last_version).collect::<Vec<_>>(),
+        "in order, none missing"
+    );
+    let first = &pages[0];
+    let token = first.next_page_token.clone();
+    let end = first.entries.last().unwrap().version;
+    assert_ne!(token, format!("h1.v{end}"), "a token is opaque");
+    // The same token again: the same page.
+    let again = history(&mut support, &table, 1, 3, &token).await.unwrap();
+    assert_eq!(again.entries, pages[1].entries);
+
+    let audited = all_reads(&mut support, "", 100).await.len();
+    let other_page = history(&mut support, &other, 1, 3, "").await.unwrap();
+    let other_token = other_page.next_page_token.clone();
+    assert!(!other_token.is_empty());
+    history(&mut support, &other, 1, 3, &other_token)
+        .await
+        .expect("a token continues its own table's hand");
+    let audited = audited + 2;
+
+    let mut altered = token.clone().into_bytes();
+    altered[2] = if altered[2] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    let reads_token = reads_page(&mut support, &table, 1, "")
+        .await
+        .unwrap()
+        .next_page_token;
+    assert!(!reads_token.is_empty());
+    for (hand, forged) in [
+        (1, format!("h1.v{end}")),
+        (1, format!("h1.v0{end}")),
+        (1, format!("h1.v+{end}")),
+        (1, format!("h1.v{}", end + 1)),
+        (1, altered.clone()),
+        (1, format!("{token}A")),
+        (1, token[1..].to_owned()),
+        // Another table's token, this table's token for another hand, an audit-log token.
+        (1, other_token.clone()),
+        (2, token.clone()),
+        (1, reads_token.clone()),
+    ] {
+        let refused = history(&mut support, &table, hand, 3, &forged)
+            .await
+            .unwrap_err();
+        assert_refused(&refused, Code::InvalidArgument, "invalid_page_token");
+        let bad = refused.get_error_details();
+        assert_eq!(
+            bad.bad_request().unwrap().field_violations[0].field,
+            "page_token"
+        );
+    }
+    let refused = history(&mut support, &other, 1, 3, &token)
+        .await
+        .unwrap_err();
+    assert_refused(&refused, Code::InvalidArgument, "invalid_page_token");
+    // The audit log (read two at a time) lists none of the refused reads.
+    let log = all_reads(&mut support, "", 2).await;
+    assert_eq!(log.len(), audited, "refused reads are not audited");
+
+    // The audit log page by page, of one table and of every table: each the same reads as one
+    // page, newest first.
+    let whole = reads_page(&mut support, &table, 100, "").await.unwrap();
+    assert!(whole.next_page_token.is_empty());
+    assert!(whole.reads.len() > 3, "{}", whole.reads.len());
+    assert_eq!(all_reads(&mut support, &table, 2).await, whole.reads);
+    let everything = reads_page(&mut support, "", 100, "").await.unwrap();
+    assert_eq!(log, everything.reads);
+    assert_eq!(
+        everything.reads.iter().filter(|r| r.table == other).count(),
+        2
+    );
+
+    // An audit-log token continues its own listing only: not another table's, not the
+    // unfiltered one, and the hand-written forms are refused.
+    let table_token = reads_page(&mut support, &table, 2, "")
+        .await
+        .unwrap()
+        .next_page_token;
+    let all_token = reads_page(&mut support, "", 2, "")
+        .await
+        .unwrap()
+        .next_page_token;
+    assert!(!table_token.is_empty() && !all_token.is_empty());
+    for (filter, forged) in [
+        (other.as_str(), table_token.as_str()),
+        ("", table_token.as_str()),
+        (table.as_str(), all_token.as_str()),
+        ("", "r5"),
+        ("", "r99999999"),
+        (table.as_str(), "r1"),
+        ("", token.as_str()),
+        ("", &format!("{all_token}A")),
+    ] {
+        let refused = reads_page(&mut support, filter, 2, forged)
+            .await
+            .unwrap_err();
+        assert_refused(&refused, Code::InvalidArgument, "invalid_page_token");
+    }
+    app.stop().await;
+}

@@ -1,6 +1,9 @@
 //! A hand's full history (GetHandHistory) and the audit log of support's reads of it
 //! (ListHandReads). Whether the caller reads as support comes from the verified token's roles;
-//! which hands a player may read is the pure table's rule.
+//! which hands a player may read is the pure table's rule. Page tokens are sealed with the key
+//! every replica shares (`okey_platform::page_token`) and name the request they continue (the
+//! table and hand; the audit log's table filter), so a token no replica gave for this request is
+//! `invalid_page_token`.
 
 use okey_platform::auth::Role;
 
@@ -34,30 +37,68 @@ fn bad_token() -> Status {
     )
 }
 
-/// A history page token: `h{hand}.v{last version served}`, for that hand only.
-fn history_after(token: &str, hand: u32) -> Result<Option<u64>, Status> {
-    if token.is_empty() {
-        return Ok(None);
-    }
-    let (h, v) = token
-        .strip_prefix('h')
-        .and_then(|rest| rest.split_once(".v"))
-        .ok_or_else(bad_token)?;
-    match (h.parse::<u32>(), v.parse::<u64>()) {
-        (Ok(h), Ok(v)) if h == hand => Ok(Some(v)),
-        _ => Err(bad_token()),
+/// A history page token: the table, the hand and the last version served, sealed
+/// ([`PageTokens`]), so it continues that hand only and cannot be altered or written by hand.
+fn history_token(tokens: &PageTokens, table: Uuid, hand: u32, last: u64) -> String {
+    tokens.seal(format!("{}{last}", history_prefix(table, hand)).as_bytes())
+}
+
+/// What a history token's position holds before its version.
+fn history_prefix(table: Uuid, hand: u32) -> String {
+    format!("history/tables/{table}/hands/{hand}/after/")
+}
+
+/// The last version the previous page served, from a token [`history_token`] gave for this
+/// table and hand; `None` for the first page (no token).
+fn history_after(
+    tokens: &PageTokens,
+    token: &str,
+    table: Uuid,
+    hand: u32,
+) -> Result<Option<u64>, Status> {
+    opened(tokens, token, &history_prefix(table, hand))
+}
+
+/// An audit-log page token: the table filter (`-` for every table) and the id of the last read
+/// served, sealed, so it continues that listing only.
+fn reads_token(tokens: &PageTokens, table: Option<Uuid>, last: i64) -> String {
+    tokens.seal(format!("{}{last}", reads_prefix(table)).as_bytes())
+}
+
+/// What an audit-log token's position holds before its read id.
+fn reads_prefix(table: Option<Uuid>) -> String {
+    match table {
+        Some(table) => format!("reads/tables/{table}/before/"),
+        None => "reads/tables/-/before/".to_owned(),
     }
 }
 
-/// An audit-log page token: `r{id of the last read served}`.
-fn reads_before(token: &str) -> Result<Option<i64>, Status> {
+/// The read the previous page ended with, from a token [`reads_token`] gave for this filter;
+/// `None` for the first page.
+fn reads_before(
+    tokens: &PageTokens,
+    token: &str,
+    table: Option<Uuid>,
+) -> Result<Option<i64>, Status> {
+    opened(tokens, token, &reads_prefix(table))
+}
+
+/// The number after `prefix` in the position `token` seals; `None` for no token. A token the
+/// key did not seal, or one sealed for another request (another prefix), is
+/// `invalid_page_token`.
+fn opened<N: std::str::FromStr>(
+    tokens: &PageTokens,
+    token: &str,
+    prefix: &str,
+) -> Result<Option<N>, Status> {
     if token.is_empty() {
         return Ok(None);
     }
-    token
-        .strip_prefix('r')
-        .and_then(|id| id.parse::<i64>().ok())
-        .filter(|id| *id > 0)
+    let position = tokens.open(token).ok_or_else(bad_token)?;
+    std::str::from_utf8(&position)
+        .ok()
+        .and_then(|p| p.strip_prefix(prefix))
+        .and_then(|n| n.parse().ok())
         .map(Some)
         .ok_or_else(bad_token)
 }
@@ -75,7 +116,7 @@ pub(super) async fn get_hand_history(
     let id = table_id(&r.table, "table")?;
     let hand = hand_number_arg(r.hand_number)?;
     let size = page_size(r.page_size, HISTORY_PAGE)?;
-    let after = history_after(&r.page_token, hand)?;
+    let after = history_after(&api.tokens, &r.page_token, id, hand)?;
     let reader = if support {
         Reader::Support
     } else {
@@ -105,7 +146,7 @@ pub(super) async fn get_hand_history(
         entries,
         next_page_token: page
             .more_after
-            .map(|v| format!("h{hand}.v{v}"))
+            .map(|v| history_token(&api.tokens, id, hand, v))
             .unwrap_or_default(),
         inputs: page.inputs.iter().map(input_entry_to_proto).collect(),
     }))
@@ -121,7 +162,7 @@ pub(super) async fn list_hand_reads(
         name => Some(table_id(name, "table")?),
     };
     let size = page_size(r.page_size, READS_PAGE)?;
-    let before = reads_before(&r.page_token)?;
+    let before = reads_before(&api.tokens, &r.page_token, table)?;
     let mut reads = api
         .tables
         .hand_reads(table, before, size + 1)
@@ -130,7 +171,7 @@ pub(super) async fn list_hand_reads(
     let more = reads.len() > size;
     reads.truncate(size);
     let next_page_token = match (more, reads.last()) {
-        (true, Some(last)) => format!("r{}", last.id),
+        (true, Some(last)) => reads_token(&api.tokens, table, last.id),
         _ => String::new(),
     };
     Ok(Response::new(pb::ListHandReadsResponse {
@@ -154,19 +195,66 @@ mod tests {
     use super::*;
 
     #[test]
-    fn page_tokens_name_their_hand_and_nothing_else_passes() {
-        assert_eq!(history_after("", 3).unwrap(), None);
-        assert_eq!(history_after("h3.v41", 3).unwrap(), Some(41));
-        for bad in ["h4.v41", "h3.v", "3.v41", "h3v41", "hx.v1", "h3.v-1"] {
-            assert_eq!(
-                history_after(bad, 3).unwrap_err().code(),
-                tonic::Code::InvalidArgument,
-                "{bad}"
-            );
+    fn a_page_token_continues_the_request_it_was_given_for_and_nothing_else_passes() {
+        let tokens = PageTokens::with_key([3; 32]);
+        let (table, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        assert_eq!(history_after(&tokens, "", table, 3).unwrap(), None);
+        let given = history_token(&tokens, table, 3, 41);
+        assert_eq!(history_after(&tokens, &given, table, 3).unwrap(), Some(41));
+        let refused = |r: Result<Option<u64>, Status>| {
+            let status = r.unwrap_err();
+            assert_eq!(status.code(), tonic::Code::InvalidArgument);
+            let details = tonic_types::StatusExt::get_error_details(&status);
+            assert_eq!(details.error_info().unwrap().reason, "invalid_page_token");
+        };
+        // Another hand's, another table's, another key's; the old hand-written forms; a position
+        // sealed by nobody; the token altered.
+        refused(history_after(&tokens, &given, table, 4));
+        refused(history_after(&tokens, &given, other, 3));
+        let elsewhere = PageTokens::with_key([4; 32]);
+        refused(history_after(&elsewhere, &given, table, 3));
+        for forged in [
+            "h3.v41",
+            "h3.v041",
+            "h3.v+41",
+            "h3.v42",
+            "r5",
+            "not base64!",
+        ] {
+            refused(history_after(&tokens, forged, table, 3));
         }
-        assert_eq!(reads_before("r12").unwrap(), Some(12));
-        assert!(reads_before("r0").is_err());
-        assert!(reads_before("12").is_err());
+        let mut altered = given.clone().into_bytes();
+        altered[0] = if altered[0] == b'A' { b'B' } else { b'A' };
+        refused(history_after(
+            &tokens,
+            std::str::from_utf8(&altered).unwrap(),
+            table,
+            3,
+        ));
+        refused(history_after(&tokens, &format!("{given}A"), table, 3));
+        // An audit-log token is no history token, and the other way round.
+        let reads = reads_token(&tokens, Some(table), 12);
+        refused(history_after(&tokens, &reads, table, 3));
+        assert!(reads_before(&tokens, &given, Some(table)).is_err());
+
+        // An audit-log token continues its own filter only.
+        assert_eq!(reads_before(&tokens, "", None).unwrap(), None);
+        assert_eq!(
+            reads_before(&tokens, &reads, Some(table)).unwrap(),
+            Some(12)
+        );
+        assert!(reads_before(&tokens, &reads, Some(other)).is_err());
+        assert!(reads_before(&tokens, &reads, None).is_err());
+        let all = reads_token(&tokens, None, 12);
+        assert_eq!(reads_before(&tokens, &all, None).unwrap(), Some(12));
+        assert!(reads_before(&tokens, &all, Some(table)).is_err());
+        for forged in ["r12", "r99999999", "r0", "12"] {
+            assert!(reads_before(&tokens, forged, None).is_err(), "{forged}");
+        }
+    }
+
+    #[test]
+    fn page_sizes_and_hand_numbers_are_checked() {
         assert_eq!(page_size(0, HISTORY_PAGE).unwrap(), 200);
         assert_eq!(page_size(1000, HISTORY_PAGE).unwrap(), 1000);
         assert!(page_size(1001, HISTORY_PAGE).is_err());

@@ -3,7 +3,9 @@
 //! types, `response` writes answers back, `errors` is the one mapping from errors to
 //! `tonic::Status`; the handlers are grouped by what they do: `seats`, `play`, `views`, `chat`,
 //! `history` (a hand's full history and the audit log of support's reads), and `page`: support's
-//! replay page, the same read over plain HTTP with a JSON answer.
+//! replay page, the same read over plain HTTP with a JSON answer. Every call first has its
+//! request's string fields checked (`texts`: no NUL, `invalid_text`), before its handler reads
+//! any field.
 
 mod chat;
 mod errors;
@@ -13,12 +15,14 @@ mod play;
 mod request;
 mod response;
 mod seats;
+mod texts;
 mod views;
 
 use std::pin::Pin;
 
 use okey_platform::auth::Caller;
 use okey_platform::fields;
+use okey_platform::page_token::PageTokens;
 use okey_platform::rule_set::rules_from_proto;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
@@ -36,6 +40,7 @@ use crate::service::{Freshness, Outcome, ServiceError, Submission, Summary, Tabl
 use errors::{Failure, status_of};
 use request::*;
 use response::*;
+use texts::Texts;
 
 pub use page::{PREFIX as REPLAY_PAGE, router as replay_page};
 pub use request::command_from_proto;
@@ -109,14 +114,18 @@ pub struct TableApi {
     tables: Tables,
     live: Option<(Presences, Chat)>,
     streams: StreamSlots,
+    /// Seals the page tokens of GetHandHistory and ListHandReads.
+    tokens: PageTokens,
 }
 
 impl TableApi {
-    pub fn new(tables: Tables) -> Self {
+    /// The API over `tables`, sealing page tokens with `tokens` (the key every replica shares).
+    pub fn new(tables: Tables, tokens: PageTokens) -> Self {
         TableApi {
             tables,
             live: None,
             streams: StreamSlots::new(u64::MAX),
+            tokens,
         }
     }
 
@@ -182,6 +191,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::CreateTableRequest>,
     ) -> Result<Response<pb::CreateTableResponse>, Status> {
+        request.get_ref().texts()?;
         seats::create_table(self, request).await
     }
 
@@ -189,6 +199,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::JoinSeatRequest>,
     ) -> Result<Response<pb::JoinSeatResponse>, Status> {
+        request.get_ref().texts()?;
         seats::join_seat(self, request).await
     }
 
@@ -196,6 +207,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::LeaveSeatRequest>,
     ) -> Result<Response<pb::LeaveSeatResponse>, Status> {
+        request.get_ref().texts()?;
         seats::leave_seat(self, request).await
     }
 
@@ -203,6 +215,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::SubmitCommandRequest>,
     ) -> Result<Response<pb::SubmitCommandResponse>, Status> {
+        request.get_ref().texts()?;
         play::submit_command(self, request).await
     }
 
@@ -210,6 +223,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::ListLegalActionsRequest>,
     ) -> Result<Response<pb::ListLegalActionsResponse>, Status> {
+        request.get_ref().texts()?;
         play::list_legal_actions(self, request).await
     }
 
@@ -217,6 +231,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::GetTableRequest>,
     ) -> Result<Response<pb::GetTableResponse>, Status> {
+        request.get_ref().texts()?;
         views::get_table(self, request).await
     }
 
@@ -224,6 +239,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::GetSeatViewRequest>,
     ) -> Result<Response<pb::GetSeatViewResponse>, Status> {
+        request.get_ref().texts()?;
         views::get_seat_view(self, request).await
     }
 
@@ -233,6 +249,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::WatchTableRequest>,
     ) -> Result<Response<Self::WatchTableStream>, Status> {
+        request.get_ref().texts()?;
         views::watch_table(self, request).await
     }
 
@@ -240,6 +257,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::SendHeartbeatRequest>,
     ) -> Result<Response<pb::SendHeartbeatResponse>, Status> {
+        request.get_ref().texts()?;
         views::send_heartbeat(self, request).await
     }
 
@@ -247,6 +265,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::SendChatMessageRequest>,
     ) -> Result<Response<pb::SendChatMessageResponse>, Status> {
+        request.get_ref().texts()?;
         chat::send_chat_message(self, request).await
     }
 
@@ -256,6 +275,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::WatchChatRequest>,
     ) -> Result<Response<Self::WatchChatStream>, Status> {
+        request.get_ref().texts()?;
         chat::watch_chat(self, request).await
     }
 
@@ -263,6 +283,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::GetHandHistoryRequest>,
     ) -> Result<Response<pb::GetHandHistoryResponse>, Status> {
+        request.get_ref().texts()?;
         history::get_hand_history(self, request).await
     }
 
@@ -270,6 +291,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::ListHandReadsRequest>,
     ) -> Result<Response<pb::ListHandReadsResponse>, Status> {
+        request.get_ref().texts()?;
         history::list_hand_reads(self, request).await
     }
 
@@ -277,6 +299,7 @@ impl TableService for TableApi {
         &self,
         request: Request<pb::SubmitClientSeedRequest>,
     ) -> Result<Response<pb::SubmitClientSeedResponse>, Status> {
+        request.get_ref().texts()?;
         play::submit_client_seed(self, request).await
     }
 }
