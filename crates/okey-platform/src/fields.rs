@@ -56,8 +56,10 @@ pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
 }
 
 /// A command's `request_id`: 1 to [`MAX_REQUEST_ID_CHARS`] characters, none of them a control
-/// character. Otherwise INVALID_ARGUMENT `invalid_request_id`.
+/// character. Otherwise INVALID_ARGUMENT `invalid_request_id`, except a NUL, which is
+/// `invalid_text` as in any string field ([`text`]), in every service alike.
 pub fn request_id(value: &str) -> Result<&str, Status> {
+    text("request_id", value)?;
     let chars = value.chars().count();
     if chars == 0 || chars > MAX_REQUEST_ID_CHARS || value.chars().any(char::is_control) {
         return Err(status::invalid_argument(
@@ -184,12 +186,13 @@ mod tests {
             String::new(),
             "é".repeat(MAX_REQUEST_ID_CHARS + 1),
             "a".repeat(MAX_REQUEST_ID_CHARS + 1),
-            "id\0".to_owned(),
             "line\nbreak".to_owned(),
         ] {
             let refused = request_id(&bad).unwrap_err();
             assert_eq!(refused.code(), Code::InvalidArgument, "{bad:?}");
             assert_eq!(reason(&refused), "invalid_request_id");
         }
+        // A NUL is `invalid_text`, as in any string field.
+        assert_eq!(reason(&request_id("id\0").unwrap_err()), "invalid_text");
     }
 }

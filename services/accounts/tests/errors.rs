@@ -80,7 +80,8 @@ async fn text_the_store_cannot_hold_is_refused_before_the_store() {
         .sign_in_as_guest(guest_request("r\0", &device(), ""))
         .await
         .unwrap_err();
-    assert_invalid(&nul_id, "invalid_request_id");
+    // A NUL is `invalid_text` in every string field, the request id included.
+    assert_invalid(&nul_id, "invalid_text");
 
     // A username reaches a query before any password check: it used to fail in PostgreSQL and
     // answer UNAVAILABLE "retry".
@@ -105,7 +106,7 @@ async fn text_the_store_cannot_hold_is_refused_before_the_store() {
         ))
         .await
         .unwrap_err();
-    assert_invalid(&upgrade, "invalid_request_id");
+    assert_invalid(&upgrade, "invalid_text");
     let profile = client
         .update_profile(bearer(
             pb::UpdateProfileRequest {
@@ -129,7 +130,7 @@ async fn text_the_store_cannot_hold_is_refused_before_the_store() {
         })
         .await
         .unwrap_err();
-    assert_invalid(&refresh, "invalid_request_id");
+    assert_invalid(&refresh, "invalid_text");
 
     assert_eq!(stored_accounts(&app).await, before, "nothing was stored");
     app.stop().await;

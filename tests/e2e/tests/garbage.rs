@@ -568,10 +568,11 @@ impl Generator<'_> {
         })
     }
 
-    /// A page token in one of the forms the called service gives (matchmaking's lobby
-    /// `{µs}_{uuid}`, the table's hand history `h{hand}.v{version}` and audit log `r{id}`,
-    /// scoring's base64url JSON positions), with edge values: times at the ends of what chrono
-    /// and PostgreSQL hold, extreme numbers, a NUL in a name.
+    /// A page token shaped as the positions the called service pages by (matchmaking's lobby
+    /// `{µs}_{uuid}`; the table's hand history `h{hand}.v{version}` and audit log `r{id}`, and
+    /// scoring's JSON positions, which those services now seal with an HMAC, so these must be
+    /// refused unsealed), with edge values: times at the ends of what chrono and PostgreSQL
+    /// hold, extreme numbers, a NUL in a name.
     fn page_token(&mut self) -> String {
         const TIMES: [i64; 6] = [
             0,
