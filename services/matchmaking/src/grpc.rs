@@ -16,6 +16,7 @@ use okey_platform::Secret;
 use okey_platform::auth::Caller;
 use okey_platform::fields;
 use okey_platform::occupant::{bot_summary, player_summary};
+use okey_platform::page_token::PageTokens;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
 use okey_proto::v1::matchmaking_service_server::MatchmakingService;
@@ -42,11 +43,13 @@ const MAX_PAGE: i32 = 100;
 #[derive(Clone)]
 pub struct MatchmakingApi {
     service: Matchmaking,
+    /// Seals the lobby's page tokens.
+    tokens: PageTokens,
 }
 
 impl MatchmakingApi {
-    pub fn new(service: Matchmaking) -> Self {
-        MatchmakingApi { service }
+    pub fn new(service: Matchmaking, tokens: PageTokens) -> Self {
+        MatchmakingApi { service, tokens }
     }
 }
 
@@ -544,13 +547,15 @@ impl MatchmakingService for MatchmakingApi {
         let after = if r.page_token.is_empty() {
             None
         } else {
-            Some(page_token(&r.page_token).ok_or_else(|| {
-                invalid(
-                    "page_token",
-                    Reason::InvalidPageToken,
-                    "not a token this server gave",
-                )
-            })?)
+            Some(
+                page_token(&self.tokens, &r.page_token, preset).ok_or_else(|| {
+                    invalid(
+                        "page_token",
+                        Reason::InvalidPageToken,
+                        "not a token this server gave",
+                    )
+                })?,
+            )
         };
         let mut rooms = self
             .service
@@ -561,7 +566,7 @@ impl MatchmakingService for MatchmakingApi {
             rooms.truncate(size as usize);
             rooms
                 .last()
-                .map(|(room, created)| format!("{}_{}", created.timestamp_micros(), room.room_id))
+                .map(|(room, created)| lobby_token(&self.tokens, preset, *created, room.room_id))
                 .unwrap_or_default()
         } else {
             String::new()
@@ -589,10 +594,40 @@ impl MatchmakingService for MatchmakingApi {
     }
 }
 
-/// Reads a lobby page token: `{created_at µs}_{room id}`. Rooms are created after the epoch: an
-/// earlier time is not a token this server gave (and PostgreSQL cannot hold every one of them).
-fn page_token(token: &str) -> Option<(DateTime<Utc>, Uuid)> {
-    let (micros, id) = token.split_once('_')?;
+/// A lobby page token: the preset filter (`-` for all) and the last room served
+/// (`{created_at µs}_{room id}`), sealed ([`PageTokens`]), so it continues that listing only and
+/// cannot be altered or written by hand.
+fn lobby_token(
+    tokens: &PageTokens,
+    preset: Option<&str>,
+    created: DateTime<Utc>,
+    room: Uuid,
+) -> String {
+    let position = format!(
+        "{}{}_{room}",
+        lobby_prefix(preset),
+        created.timestamp_micros()
+    );
+    tokens.seal(position.as_bytes())
+}
+
+/// What a lobby token's position holds before the last room.
+fn lobby_prefix(preset: Option<&str>) -> String {
+    format!("rooms/{}/after/", preset.unwrap_or("-"))
+}
+
+/// Reads a lobby page token [`lobby_token`] gave for this preset filter; `None` for anything
+/// else. Rooms are created after the epoch: an earlier time is not a token this server gave (and
+/// PostgreSQL cannot hold every one of them).
+fn page_token(
+    tokens: &PageTokens,
+    token: &str,
+    preset: Option<&str>,
+) -> Option<(DateTime<Utc>, Uuid)> {
+    let position = String::from_utf8(tokens.open(token)?).ok()?;
+    let (micros, id) = position
+        .strip_prefix(&lobby_prefix(preset))?
+        .split_once('_')?;
     let micros = micros.parse::<i64>().ok().filter(|m| *m >= 0)?;
     Some((
         DateTime::from_timestamp_micros(micros)?,
@@ -725,18 +760,40 @@ mod tests {
     }
 
     #[test]
-    fn lobby_page_tokens_hold_a_time_after_the_epoch() {
+    fn lobby_page_tokens_continue_their_listing_and_hold_a_time_after_the_epoch() {
+        let tokens = PageTokens::with_key([5; 32]);
         let room = Uuid::new_v4();
-        let given = format!("1796227200000000_{room}");
-        assert_eq!(page_token(&given).map(|(_, id)| id), Some(room));
-        // -100000-01-01: chrono holds it, PostgreSQL does not; no room was created then.
+        let created = DateTime::from_timestamp_micros(1_796_227_200_000_000).unwrap();
+        let given = lobby_token(&tokens, Some("classic"), created, room);
+        assert_eq!(
+            page_token(&tokens, &given, Some("classic")),
+            Some((created, room))
+        );
+        // Another filter's listing, another key, the unsealed form, an altered token.
+        assert_eq!(page_token(&tokens, &given, None), None);
+        assert_eq!(page_token(&tokens, &given, Some("yudum")), None);
+        assert_eq!(
+            page_token(&PageTokens::with_key([6; 32]), &given, Some("classic")),
+            None
+        );
+        assert_eq!(
+            page_token(&tokens, &format!("1796227200000000_{room}"), None),
+            None
+        );
+        assert_eq!(
+            page_token(&tokens, &format!("{given}A"), Some("classic")),
+            None
+        );
+        // Sealed, but not a time this server gives: -100000-01-01 (chrono holds it, PostgreSQL
+        // does not; no room was created then), before the epoch, past chrono's range, no uuid.
         for bad in [
             format!("-3217862419200000000_{room}"),
             format!("-1_{room}"),
             format!("{}_{room}", i64::MAX),
             "12_x".to_owned(),
         ] {
-            assert_eq!(page_token(&bad), None, "{bad}");
+            let sealed = tokens.seal(format!("rooms/-/after/{bad}").as_bytes());
+            assert_eq!(page_token(&tokens, &sealed, None), None, "{bad}");
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use okey_platform::auth::{Access, AccessTable, AuthLayer};
+use okey_platform::page_token::PageTokens;
 use okey_platform::service_token::ServiceTokens;
 use okey_platform::{
     Dependencies, DependencyError, Migrator, Needs, ServerError, ServiceHost, Settings,
@@ -69,6 +70,9 @@ pub enum StartupError {
     /// The gRPC server could not bind or failed.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// The page-token key could not be read or made (`page_token_key`).
+    #[error("page token key: {0}")]
+    PageTokenKey(sqlx::Error),
     /// A setting cannot be used (the message names it).
     #[error("{0}")]
     Settings(String),
@@ -113,6 +117,9 @@ impl Application {
         else {
             unreachable!("NEEDS asks for postgres and redis");
         };
+        let page_tokens = PageTokens::load(&pool)
+            .await
+            .map_err(StartupError::PageTokenKey)?;
         let store = Store::new(pool);
         let wake = Wake::default();
         let timing = Timing {
@@ -149,7 +156,7 @@ impl Application {
         );
         // common.proto: a request is at most 64 KiB; the host's shared layer answers a larger one
         // INVALID_ARGUMENT `request_too_large`.
-        let api = MatchmakingServiceServer::new(MatchmakingApi::new(service))
+        let api = MatchmakingServiceServer::new(MatchmakingApi::new(service, page_tokens))
             .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host

@@ -285,7 +285,7 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
     let Some(mut w) = World::start(&[("OKEY_MATCHMAKING__ROOM_TTL_SECS", "600")]).await else {
         return;
     };
-    let g = w.guests(4).await;
+    let g = w.guests(5).await;
     let (host, friend, other, looker) = (&g[0], &g[1], &g[2], &g[3]);
 
     // A public room without a password, with bots for free seats.
@@ -316,6 +316,50 @@ async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_one
         .unwrap()
         .into_inner();
     assert!(none.rooms.is_empty());
+
+    // Paged one room at a time, the lobby lists each room once, oldest first, and ends; a token
+    // continues only the listing it was given for, and an altered one is refused.
+    let second = create(&mut w.api, &g[4], "", true, true).await;
+    let page = |token: &str, preset: &str| pb::ListRoomsRequest {
+        page_size: 1,
+        page_token: token.into(),
+        preset: preset.into(),
+    };
+    let first = w
+        .api
+        .list_rooms(looker.req(page("", "classic")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first.rooms.len(), 1);
+    assert_eq!(first.rooms[0].name, public.name);
+    assert!(!first.next_page_token.is_empty());
+    for (token, preset) in [
+        (first.next_page_token.clone(), ""),
+        (first.next_page_token.clone(), "yudum"),
+        (format!("{}A", first.next_page_token), "classic"),
+    ] {
+        let refused = w
+            .api
+            .list_rooms(looker.req(page(&token, preset)))
+            .await
+            .unwrap_err();
+        assert_eq!(reason(&refused), "invalid_page_token", "{preset}");
+    }
+    let last = w
+        .api
+        .list_rooms(looker.req(page(&first.next_page_token, "classic")))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(last.rooms.len(), 1);
+    assert_eq!(last.rooms[0].name, second.name);
+    assert!(last.next_page_token.is_empty(), "two rooms, two pages");
+    let leave = pb::LeaveRoomRequest {
+        request_id: uuid(),
+        name: second.name.clone(),
+    };
+    w.api.leave_room(g[4].req(leave)).await.unwrap();
 
     // The host removes the friend, who can no longer read it.
     let removal = pb::RemoveRoomMemberRequest {
