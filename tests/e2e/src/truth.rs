@@ -295,11 +295,7 @@ pub fn expect(truth: &TableTruth, players: &mut BTreeMap<String, PlayerExpect>) 
                 .clone()
                 .filter(|name| name.starts_with("players/"))
         });
-        m.bots = std::array::from_fn(|s| {
-            occupants[s]
-                .as_deref()
-                .is_some_and(|name| name.starts_with(okey_table::absence::BOT_PREFIX))
-        });
+        m.bots = std::array::from_fn(|s| occupants[s].as_deref().is_some_and(okey_bots::is_bot));
         let event_id = r.event_id.to_string();
         let version = r.version as i64;
         let player_of = |seats: &[Option<String>; 4], seat: u8| {
