@@ -1076,6 +1076,11 @@ impl Hand {
         if self.rules.playable_discard != PlayableDiscard::Called {
             return Err(RuleError::NotCalledMode);
         }
+        // The first player's first turn follows no discard: there is nothing to call, though
+        // the dealt 22nd tile stands for the turn's take.
+        if self.turn.taken == Taken::Dealt {
+            return Err(RuleError::NothingToCall);
+        }
         if self.turn.taken != Taken::Nothing || self.turn.must_draw {
             return Err(RuleError::CallAfterTaking);
         }

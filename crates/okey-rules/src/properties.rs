@@ -336,3 +336,43 @@ fn five_thousand_hands() {
         }
     }
 }
+
+/// In called mode the first player's first turn follows no discard: a call then is
+/// `nothing_to_call` (there is no discard to call), not `call_after_taking`, though the dealt
+/// 22nd tile stands for the turn's take; after the first player's discard the next seat may
+/// call before taking, and not after.
+#[test]
+fn the_first_turn_has_nothing_to_call() {
+    let rules = RuleSet {
+        playable_discard: PlayableDiscard::Called,
+        ..Preset::Classic.rules()
+    };
+    for seed in 0..20u8 {
+        let deal = Deal::from_seed(&[seed; 32], seed % 4);
+        let first = deal.first;
+        let start = Hand::start(rules.clone(), deal).unwrap();
+        let mut hand = Hand::from_start(&start);
+        assert_eq!(
+            hand.decide(first, &Command::CallPlayable),
+            Err(RuleError::NothingToCall),
+            "seed {seed}"
+        );
+        let tile = hand.racks[first as usize].iter().next().unwrap();
+        for event in hand.decide(first, &Command::Discard { tile }).unwrap() {
+            hand.evolve(&event);
+        }
+        let next = (first + 1) % 4;
+        assert!(
+            hand.decide(next, &Command::CallPlayable).is_ok(),
+            "seed {seed}"
+        );
+        for event in hand.decide(next, &Command::Draw).unwrap() {
+            hand.evolve(&event);
+        }
+        assert_eq!(
+            hand.decide(next, &Command::CallPlayable),
+            Err(RuleError::CallAfterTaking),
+            "seed {seed}"
+        );
+    }
+}

@@ -373,6 +373,58 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
             .unwrap_err();
         assert_refused(&refused, Code::InvalidArgument, "no_melds");
     }
+    // A command's list of tiles names at least one, whoever sends it and whatever the state
+    // (it used to be refused by the rules: `not_opened`, `cannot_add`, …).
+    let no_tiles = || pb::MeldTiles { tiles: vec![] };
+    for (command, field) in [
+        (
+            pb::command::Command::Add(pb::AddCommand {
+                meld: 0,
+                tiles: vec![],
+            }),
+            "command.add.tiles",
+        ),
+        (
+            pb::command::Command::RetrieveOkey(pb::RetrieveOkeyCommand {
+                meld: 0,
+                tiles: vec![],
+            }),
+            "command.retrieve_okey.tiles",
+        ),
+        (
+            pb::command::Command::Open(pb::OpenCommand {
+                melds: vec![no_tiles()],
+            }),
+            "command.open.melds[0].tiles",
+        ),
+        (
+            pb::command::Command::Lay(pb::LayCommand {
+                melds: vec![no_tiles()],
+            }),
+            "command.lay.melds[0].tiles",
+        ),
+    ] {
+        for seat in [turn, waiting] {
+            let refused = clients[seat]
+                .submit(
+                    &table,
+                    &uuid(),
+                    pb::Command {
+                        command: Some(command.clone()),
+                    },
+                )
+                .await
+                .unwrap_err();
+            assert_refused(&refused, Code::InvalidArgument, "missing_field");
+            let violations = refused
+                .get_error_details()
+                .bad_request()
+                .unwrap()
+                .field_violations
+                .clone();
+            assert_eq!(violations[0].field, field);
+        }
+    }
     let say = clients[0].req(pb::SendChatMessageRequest {
         request_id: uuid(),
         table: table.clone(),

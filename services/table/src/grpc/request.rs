@@ -122,6 +122,27 @@ pub(super) fn meld_tile_arg(text: &str, field: &str) -> Result<MeldTile, Status>
     })
 }
 
+/// A command's list of tiles, `field`: at least one (an empty list is malformed whatever the
+/// game state: INVALID_ARGUMENT `missing_field` naming it), each read by `read`.
+fn tiles_arg<T>(
+    tiles: &[String],
+    field: &str,
+    read: fn(&str, &str) -> Result<T, Status>,
+) -> Result<Vec<T>, Status> {
+    if tiles.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::MissingField,
+            field,
+            format!("{field} names no tile"),
+        ));
+    }
+    tiles
+        .iter()
+        .enumerate()
+        .map(|(j, t)| read(t, &format!("{field}[{j}]")))
+        .collect()
+}
+
 pub(super) fn melds_arg(
     melds: &[pb::MeldTiles],
     field: &str,
@@ -138,11 +159,11 @@ pub(super) fn melds_arg(
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            m.tiles
-                .iter()
-                .enumerate()
-                .map(|(j, t)| meld_tile_arg(t, &format!("{field}.melds[{i}].tiles[{j}]")))
-                .collect()
+            tiles_arg(
+                &m.tiles,
+                &format!("{field}.melds[{i}].tiles"),
+                meld_tile_arg,
+            )
         })
         .collect()
 }
@@ -177,21 +198,11 @@ pub fn command_from_proto(command: Option<&pb::Command>) -> Result<Command, Stat
             },
             C::Add(a) => Command::Add {
                 meld: meld_number(a.meld, "command.add.meld")?,
-                tiles: a
-                    .tiles
-                    .iter()
-                    .enumerate()
-                    .map(|(j, t)| meld_tile_arg(t, &format!("command.add.tiles[{j}]")))
-                    .collect::<Result<_, _>>()?,
+                tiles: tiles_arg(&a.tiles, "command.add.tiles", meld_tile_arg)?,
             },
             C::RetrieveOkey(r) => Command::Retrieve {
                 meld: meld_number(r.meld, "command.retrieve_okey.meld")?,
-                tiles: r
-                    .tiles
-                    .iter()
-                    .enumerate()
-                    .map(|(j, t)| tile_arg(t, &format!("command.retrieve_okey.tiles[{j}]")))
-                    .collect::<Result<_, _>>()?,
+                tiles: tiles_arg(&r.tiles, "command.retrieve_okey.tiles", tile_arg)?,
             },
             C::Discard(d) => Command::Discard {
                 tile: tile_arg(&d.tile, "command.discard.tile")?,
