@@ -102,33 +102,24 @@ pub(super) fn seat_arg(seat: i32, field: &str) -> Result<Seat, Status> {
     }
 }
 
-pub(super) fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
-    text.parse().map_err(|_| {
-        status::invalid_argument(
-            Reason::InvalidTile,
-            field,
-            format!("`{}` is not a tile", fields::quoted(text)),
-        )
-    })
+/// INVALID_ARGUMENT `invalid_tile`: `text` in `field` is not tile text.
+fn not_a_tile(text: &str, field: &str) -> Status {
+    status::invalid_argument(
+        Reason::InvalidTile,
+        field,
+        format!("`{}` is not a tile", fields::quoted(text)),
+    )
 }
 
-pub(super) fn meld_tile_arg(text: &str, field: &str) -> Result<MeldTile, Status> {
-    text.parse().map_err(|_| {
-        status::invalid_argument(
-            Reason::InvalidTile,
-            field,
-            format!("`{}` is not a tile", fields::quoted(text)),
-        )
-    })
+pub(super) fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
+    text.parse().map_err(|_| not_a_tile(text, field))
 }
 
 /// A command's list of tiles, `field`: at least one (an empty list is malformed whatever the
-/// game state: INVALID_ARGUMENT `missing_field` naming it), each read by `read`.
-fn tiles_arg<T>(
-    tiles: &[String],
-    field: &str,
-    read: fn(&str, &str) -> Result<T, Status>,
-) -> Result<Vec<T>, Status> {
+/// game state: INVALID_ARGUMENT `missing_field` naming it), each tile text (a `Tile`, or a
+/// `MeldTile` with an okey's reading). A tile's path (`field[j]`) is spelled out only for a
+/// refusal: this runs on every command.
+fn tiles_arg<T: std::str::FromStr>(tiles: &[String], field: &str) -> Result<Vec<T>, Status> {
     if tiles.is_empty() {
         return Err(status::invalid_argument(
             Reason::MissingField,
@@ -139,7 +130,10 @@ fn tiles_arg<T>(
     tiles
         .iter()
         .enumerate()
-        .map(|(j, t)| read(t, &format!("{field}[{j}]")))
+        .map(|(j, t)| {
+            t.parse()
+                .map_err(|_| not_a_tile(t, &format!("{field}[{j}]")))
+        })
         .collect()
 }
 
@@ -158,13 +152,7 @@ pub(super) fn melds_arg(
     melds
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            tiles_arg(
-                &m.tiles,
-                &format!("{field}.melds[{i}].tiles"),
-                meld_tile_arg,
-            )
-        })
+        .map(|(i, m)| tiles_arg::<MeldTile>(&m.tiles, &format!("{field}.melds[{i}].tiles")))
         .collect()
 }
 
@@ -198,11 +186,11 @@ pub fn command_from_proto(command: Option<&pb::Command>) -> Result<Command, Stat
             },
             C::Add(a) => Command::Add {
                 meld: meld_number(a.meld, "command.add.meld")?,
-                tiles: tiles_arg(&a.tiles, "command.add.tiles", meld_tile_arg)?,
+                tiles: tiles_arg::<MeldTile>(&a.tiles, "command.add.tiles")?,
             },
             C::RetrieveOkey(r) => Command::Retrieve {
                 meld: meld_number(r.meld, "command.retrieve_okey.meld")?,
-                tiles: tiles_arg(&r.tiles, "command.retrieve_okey.tiles", tile_arg)?,
+                tiles: tiles_arg::<Tile>(&r.tiles, "command.retrieve_okey.tiles")?,
             },
             C::Discard(d) => Command::Discard {
                 tile: tile_arg(&d.tile, "command.discard.tile")?,

@@ -23,12 +23,13 @@ fn text(field: &str, value: &str) -> Result<(), Status> {
     fields::text(field, value).map(drop)
 }
 
-/// A repeated string field: `field[i]`.
+/// A repeated string field: `field[i]`. The field's path is spelled out only for a refusal: this
+/// runs on every command, and most hold no NUL.
 fn each(field: &str, values: &[String]) -> Result<(), Status> {
-    values
-        .iter()
-        .enumerate()
-        .try_for_each(|(i, value)| text(&format!("{field}[{i}]"), value))
+    match values.iter().position(|value| value.contains('\0')) {
+        None => Ok(()),
+        Some(i) => text(&format!("{field}[{i}]"), &values[i]),
+    }
 }
 
 /// `rules`, a `RuleSet`: its one string field is `preset`.
@@ -57,6 +58,7 @@ fn melds(field: &str, melds: &[pb::MeldTiles]) -> Result<(), Status> {
     melds
         .iter()
         .enumerate()
+        .filter(|(_, pb::MeldTiles { tiles })| tiles.iter().any(|t| t.contains('\0')))
         .try_for_each(|(i, pb::MeldTiles { tiles })| {
             each(&format!("{field}.melds[{i}].tiles"), tiles)
         })
