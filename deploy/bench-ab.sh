@@ -38,6 +38,11 @@ mkdir -p "$OUT/new" "$OUT/base"
 
 # The working tree's bench and service. The bench's executable is the one cargo reports.
 log "building the working tree's load bench and table service"
+# Cargo names a workspace crate's artifacts by its path relative to the workspace, so a base built
+# from a worktree (an earlier run of this script) leaves artifacts under the same names, newer
+# than the working tree's sources, which cargo then takes as fresh. Touching the sources makes
+# it build them again.
+find "$ROOT/crates" "$ROOT/services" -name '*.rs' -path '*/src/*' -exec touch {} +
 bench=$(cd "$ROOT" && CARGO_TARGET_DIR="$TARGET" cargo bench -p table --bench load --no-run \
   --message-format=json-render-diagnostics \
   | python3 -c 'import json,sys
