@@ -50,7 +50,7 @@ reasons! {
     // Request shape.
     /// A string is not tile text.
     InvalidTile = "invalid_tile" => InvalidArgument,
-    /// A seat number is not 0–3, or is assigned twice.
+    /// A seat number is not 0–3, a seat is assigned twice, or a player is given two seats.
     InvalidSeat = "invalid_seat" => InvalidArgument,
     /// A required field is empty.
     MissingField = "missing_field" => InvalidArgument,

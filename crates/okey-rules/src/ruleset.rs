@@ -297,6 +297,13 @@ impl std::fmt::Display for MatchLength {
     }
 }
 
+/// The most hands a match may be set to.
+pub const MAX_HANDS: u32 = 100;
+/// The highest penalty limit a match may be set to.
+pub const MAX_PENALTY_LIMIT: i64 = 100_000;
+/// The most seconds a move may be given (an hour).
+pub const MAX_TURN_SECONDS: u32 = 3_600;
+
 impl RuleSet {
     /// Checks option combinations a preset or a table creator could get wrong, and that a
     /// preset's match length is one its seed offers unless the rule set is marked `custom`.
@@ -308,10 +315,22 @@ impl RuleSet {
                     "a match needs at least one hand",
                 ));
             }
+            MatchLength::Hands(n) if n > MAX_HANDS => {
+                return Err(InvalidRuleSet::new(
+                    "match_length",
+                    format!("a match has at most {MAX_HANDS} hands"),
+                ));
+            }
             MatchLength::PenaltyLimit(l) if l <= 0 => {
                 return Err(InvalidRuleSet::new(
                     "match_length",
                     "a penalty limit must be above zero",
+                ));
+            }
+            MatchLength::PenaltyLimit(l) if l > MAX_PENALTY_LIMIT => {
+                return Err(InvalidRuleSet::new(
+                    "match_length",
+                    format!("a penalty limit is at most {MAX_PENALTY_LIMIT}"),
                 ));
             }
             _ => {}
@@ -336,6 +355,12 @@ impl RuleSet {
             return Err(InvalidRuleSet::new(
                 "turn_seconds",
                 "a move needs at least one second",
+            ));
+        }
+        if self.turn_seconds > MAX_TURN_SECONDS {
+            return Err(InvalidRuleSet::new(
+                "turn_seconds",
+                format!("a move has at most {MAX_TURN_SECONDS} seconds"),
             ));
         }
         if self.turn_seconds_max < self.turn_seconds {
@@ -415,6 +440,56 @@ mod tests {
             ..with(Preset::Solo, MatchLength::Hands(0))
         };
         assert_eq!(zero.validate().unwrap_err().field, "match_length");
+    }
+
+    #[test]
+    fn lengths_and_turns_have_upper_bounds() {
+        let classic = Preset::Classic.rules();
+        let ok = [
+            RuleSet {
+                match_length: MatchLength::Hands(MAX_HANDS),
+                ..classic
+            },
+            RuleSet {
+                match_length: MatchLength::PenaltyLimit(MAX_PENALTY_LIMIT),
+                ..classic
+            },
+            RuleSet {
+                turn_seconds: MAX_TURN_SECONDS,
+                turn_seconds_max: MAX_TURN_SECONDS,
+                ..classic
+            },
+        ];
+        for r in ok {
+            assert_eq!(r.validate(), Ok(()));
+        }
+        let too_long = [
+            (
+                RuleSet {
+                    match_length: MatchLength::Hands(MAX_HANDS + 1),
+                    ..classic
+                },
+                "match_length",
+            ),
+            (
+                RuleSet {
+                    match_length: MatchLength::PenaltyLimit(MAX_PENALTY_LIMIT + 1),
+                    ..classic
+                },
+                "match_length",
+            ),
+            (
+                RuleSet {
+                    turn_seconds: MAX_TURN_SECONDS + 1,
+                    turn_seconds_max: MAX_TURN_SECONDS + 1,
+                    ..classic
+                },
+                "turn_seconds",
+            ),
+        ];
+        for (r, field) in too_long {
+            assert_eq!(r.validate().unwrap_err().field, field);
+        }
     }
 
     #[test]

@@ -457,6 +457,7 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
         occupant: Some(occupant),
     };
     use pb::seat_assignment::Occupant;
+    let twice = format!("players/{}", uuid());
     for (request, why) in [
         (
             create(vec![seat(Occupant::Player("alice".into()))], None, vec![]),
@@ -474,6 +475,55 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
         (
             create(vec![], None, vec!["players/a\0b".into()]),
             "invalid_text",
+        ),
+        // One person in two seats; one seat given twice.
+        (
+            create(
+                vec![
+                    seat(Occupant::Player(twice.clone())),
+                    pb::SeatAssignment {
+                        seat: 2,
+                        occupant: Some(Occupant::Player(twice.clone())),
+                    },
+                ],
+                None,
+                vec![],
+            ),
+            "invalid_seat",
+        ),
+        (
+            create(
+                vec![
+                    seat(Occupant::Bot(pb::BotLevel::Easy as i32)),
+                    seat(Occupant::Player(twice.clone())),
+                ],
+                None,
+                vec![],
+            ),
+            "invalid_seat",
+        ),
+        // Rules out of bounds.
+        (
+            pb::CreateTableRequest {
+                rules: Some(pb::RuleSet {
+                    turn_seconds: 3601,
+                    ..rules(1)
+                }),
+                ..create(vec![], None, vec![])
+            },
+            "invalid_rules",
+        ),
+        (
+            pb::CreateTableRequest {
+                rules: Some(pb::RuleSet {
+                    match_length: Some(pb::MatchLength {
+                        length: Some(pb::match_length::Length::Hands(101)),
+                    }),
+                    ..rules(1)
+                }),
+                ..create(vec![], None, vec![])
+            },
+            "invalid_rules",
         ),
     ]
     .into_iter()

@@ -20,6 +20,13 @@ pub(super) async fn create_table(
         match &a.occupant {
             Some(pb::seat_assignment::Occupant::Player(p)) if !p.is_empty() => {
                 let p = fields::player(&format!("seats[{i}].player"), p)?;
+                if seats.contains(&Some(p.clone())) {
+                    return Err(status::invalid_argument(
+                        Reason::InvalidSeat,
+                        &format!("seats[{i}].player"),
+                        format!("{p} is given two seats: a player sits at most once"),
+                    ));
+                }
                 if seats[seat as usize].replace(p).is_some() {
                     return Err(status::invalid_argument(
                         Reason::InvalidSeat,
