@@ -298,7 +298,7 @@ impl std::fmt::Display for MatchLength {
 }
 
 /// The most hands a match may be set to.
-pub const MAX_HANDS: u32 = 100;
+pub const MAX_HANDS: u32 = 1_000;
 /// The highest penalty limit a match may be set to.
 pub const MAX_PENALTY_LIMIT: i64 = 100_000;
 /// The most seconds a move may be given (an hour).

@@ -517,7 +517,7 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
             pb::CreateTableRequest {
                 rules: Some(pb::RuleSet {
                     match_length: Some(pb::MatchLength {
-                        length: Some(pb::match_length::Length::Hands(101)),
+                        length: Some(pb::match_length::Length::Hands(1001)),
                     }),
                     ..rules(1)
                 }),
