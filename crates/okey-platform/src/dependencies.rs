@@ -96,7 +96,7 @@ impl Dependencies {
         let postgres = match needs.postgres {
             Some(migrator) => {
                 let pool = retry("postgres", deadline, || connect_postgres(settings)).await?;
-                migrator.run(&pool).await?;
+                migrate(migrator, &pool).await?;
                 tracing::info!(migrations = migrator.iter().count(), "database migrated");
                 Some(pool)
             }
@@ -197,6 +197,20 @@ where
     }
 }
 
+/// Applies `migrator`'s migrations that `pool`'s database lacks. A database already migrated
+/// further by a newer build (versions this build does not know) is accepted: migrations are
+/// written to stay compatible with the release before them (docs/operations.md), so an older pod
+/// that restarts during a rolling upgrade, or after `helm rollback`, still starts. A migration
+/// this build knows whose applied text differs is still refused.
+pub async fn migrate(
+    migrator: &Migrator,
+    pool: &PgPool,
+) -> Result<(), sqlx::migrate::MigrateError> {
+    let mut tolerant = Migrator::with_migrations(migrator.iter().cloned().collect());
+    tolerant.set_ignore_missing(true);
+    tolerant.run(pool).await
+}
+
 async fn connect_postgres(settings: &Settings) -> Result<PgPool, String> {
     let url = settings.database.url.expose();
     if settings.database.create_if_missing
@@ -247,4 +261,77 @@ async fn connect_redis(settings: &Settings) -> Result<ConnectionManager, String>
     ConnectionManager::new_with_config(client, config)
         .await
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Start-up migrations against a database a newer build already migrated: the older build
+    //! starts (rolling upgrades and `helm rollback` restart older pods on the newer schema), while
+    //! a migration it knows whose applied text differs is still refused.
+
+    use std::borrow::Cow;
+
+    use super::*;
+    use crate::testing::TestInfra;
+    use sqlx::migrate::{MigrateDatabase, MigrateError, Migration, MigrationType};
+    use sqlx::{Connection, SqlStr};
+
+    fn migration(version: i64, sql: &'static str) -> Migration {
+        Migration::new(
+            version,
+            Cow::Borrowed("test"),
+            MigrationType::Simple,
+            SqlStr::from_static(sql),
+            false,
+        )
+    }
+
+    const FIRST: &str = "CREATE TABLE things (id BIGINT PRIMARY KEY)";
+    const SECOND: &str = "ALTER TABLE things ADD COLUMN name TEXT";
+
+    #[tokio::test]
+    async fn an_older_build_starts_on_a_database_a_newer_build_migrated() {
+        let Some(infra) = TestInfra::from_env() else {
+            return;
+        };
+        let url = infra.unique_database_url("migrate");
+        sqlx::Postgres::create_database(&url).await.unwrap();
+        let pool = PgPool::connect(&url).await.unwrap();
+
+        let newer = Migrator::with_migrations(vec![migration(1, FIRST), migration(2, SECOND)]);
+        migrate(&newer, &pool).await.unwrap();
+        let older = Migrator::with_migrations(vec![migration(1, FIRST)]);
+        // sqlx's default refuses the unknown version 2 (on a connection of its own: the refusal
+        // leaves the session's migration lock taken) ...
+        let mut alone = sqlx::PgConnection::connect(&url).await.unwrap();
+        assert!(matches!(
+            older.run(&mut alone).await,
+            Err(MigrateError::VersionMissing(2))
+        ));
+        alone.close().await.unwrap();
+        // ... a service starts, and applies nothing.
+        migrate(&older, &pool).await.unwrap();
+        // Running again changes nothing either.
+        migrate(&newer, &pool).await.unwrap();
+        let columns: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'things'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(columns, 2);
+
+        // A known migration whose text changed after it was applied is refused.
+        let edited = Migrator::with_migrations(vec![migration(
+            1,
+            "CREATE TABLE things (id INT PRIMARY KEY)",
+        )]);
+        assert!(matches!(
+            migrate(&edited, &pool).await,
+            Err(MigrateError::VersionMismatch(1))
+        ));
+
+        pool.close().await;
+        sqlx::Postgres::drop_database(&url).await.unwrap();
+    }
 }
