@@ -181,6 +181,8 @@ pub fn hand_span(events: &[TableEvent], hand_number: u32) -> Option<HandSpan> {
 pub enum Reader<'a> {
     /// Role `support` (or admin): any hand at any time; every such read is audited.
     Support,
+    /// Role `analyst`: any hand once it has ended (accounts.proto: "Reads finished hands").
+    Analyst,
     /// Anyone else, by player name (`players/{id}`).
     Player(&'a str),
 }
@@ -190,6 +192,7 @@ pub enum Reader<'a> {
 /// played, so a player who sat in it reads it once it has ended ([`TableError::HandInProgress`]
 /// before), and nobody else does ([`TableError::NotInHand`], whether or not it was dealt).
 /// Support reads any hand, also while it is played; one not dealt is [`TableError::NoSuchHand`].
+/// An analyst reads any hand once it has ended, like a player who sat in it.
 pub fn admit<'a>(
     span: Option<&'a HandSpan>,
     hand_number: u32,
@@ -197,7 +200,14 @@ pub fn admit<'a>(
 ) -> Result<&'a HandSpan, TableError> {
     match (span, reader) {
         (Some(span), Reader::Support) => Ok(span),
-        (None, Reader::Support) => Err(TableError::NoSuchHand(hand_number)),
+        (None, Reader::Support | Reader::Analyst) => Err(TableError::NoSuchHand(hand_number)),
+        (Some(span), Reader::Analyst) => {
+            if span.ended {
+                Ok(span)
+            } else {
+                Err(TableError::HandInProgress(hand_number))
+            }
+        }
         (Some(span), Reader::Player(player)) if span.players.contains(player) => {
             if span.ended {
                 Ok(span)
@@ -395,6 +405,15 @@ mod tests {
             admit(None, 2, Reader::Player("players/a")),
             Err(TableError::NotInHand(2))
         );
+        // An analyst reads finished hands only.
+        assert_eq!(
+            admit(Some(&live), 1, Reader::Analyst),
+            Err(TableError::HandInProgress(1))
+        );
+        assert_eq!(
+            admit(None, 2, Reader::Analyst),
+            Err(TableError::NoSuchHand(2))
+        );
 
         // Once it has ended: its players read it, up to its end and no further.
         let ended = hand_span(&events, 1).unwrap();
@@ -408,6 +427,7 @@ mod tests {
             admit(Some(&ended), 1, Reader::Player("bots/strong-3")),
             Err(TableError::NotInHand(1))
         );
+        assert_eq!(admit(Some(&ended), 1, Reader::Analyst), Ok(&ended));
         let TableEvent::HandEnded { totals, .. } = &events[ended_at as usize - 1] else {
             panic!("not an end")
         };

@@ -85,6 +85,7 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
     let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
     let (_other_table, mut others) = seated_table(channel.clone(), &app.settings, 1).await;
     let mut support = Client::new(channel.clone(), &app.settings, "support-1", &["support"]);
+    let mut analyst = Client::new(channel.clone(), &app.settings, "analyst-1", &["analyst"]);
     let mut spectator = Client::new(
         channel.clone(),
         &app.settings,
@@ -135,6 +136,9 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
     assert_refused(&refused, Code::FailedPrecondition, "hand_in_progress");
     let refused = history(&mut others[0], &table, 1, 0, "").await.unwrap_err();
     assert_refused(&refused, Code::PermissionDenied, "not_in_hand");
+    // An analyst reads finished hands only.
+    let refused = history(&mut analyst, &table, 1, 0, "").await.unwrap_err();
+    assert_refused(&refused, Code::FailedPrecondition, "hand_in_progress");
     spectator
         .api
         .get_table(spectator.req(pb::GetTableRequest {
@@ -217,6 +221,15 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
         TableEvent::HandEnded { .. }
     ));
     // Players' reads are not support reads: the audit log still holds the one.
+    assert_eq!(reads(&mut support, &table).await.unwrap().len(), 1);
+
+    // After the end an analyst reads it whole, and is not in support's audit log.
+    let read = history(&mut analyst, &table, 1, 0, "").await.unwrap();
+    assert!(read.ended);
+    assert!(matches!(
+        read.entries[0].entry,
+        Some(pb::hand_history_entry::Entry::Deal(_))
+    ));
     assert_eq!(reads(&mut support, &table).await.unwrap().len(), 1);
 
     // After the end, still nobody else.

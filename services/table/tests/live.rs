@@ -221,6 +221,38 @@ async fn three_expiries_in_a_row_hand_the_seat_to_a_bot_and_the_next_command_tak
     let expired = count(&stored(&settings, &table).await.0, is_timeout);
     assert_eq!(expired, 3, "the bot never needs a deadline");
 
+    // A call refused as malformed or out of range changes nothing: the bot keeps the seat.
+    let ahead = clients[absent].req(pb::WatchTableRequest {
+        table: table.clone(),
+        after_version: 1_000_000_000,
+    });
+    let refused = clients[absent]
+        .api
+        .watch_table(ahead)
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::OutOfRange, "{refused:?}");
+    let refused = clients[absent]
+        .submit(
+            &table,
+            &uuid(),
+            pb::Command {
+                command: Some(pb::command::Command::Discard(pb::DiscardCommand {
+                    tile: "Z99".into(),
+                })),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::InvalidArgument, "{refused:?}");
+    let (events, _) = stored(&settings, &table).await;
+    assert_eq!(
+        count(&events, |e| matches!(e, TableEvent::SeatReclaimed { .. })),
+        0
+    );
+    assert!(other.table(&table).await.unwrap().seats[absent].bot_substitute);
+
     // The player's next command, whatever it is, takes the seat back.
     let _ = clients[absent]
         .submit(
@@ -268,10 +300,13 @@ async fn presence_follows_streams_heartbeats_and_time() {
                 .unwrap()
         }
     };
-    assert_eq!(
-        presence(&table_now().await, 0),
-        Ok(pb::Presence::Unspecified)
-    );
+    // Sitting down is a command: the player was seen.
+    let mut waited = 0;
+    while presence(&table_now().await, 0) != Ok(pb::Presence::Connected) {
+        waited += 1;
+        assert!(waited < 200, "not connected after JoinSeat");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 
     // An open stream: connected. Closed: away.
     let request = clients[0].req(pb::WatchTableRequest {

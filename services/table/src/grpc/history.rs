@@ -103,25 +103,28 @@ fn opened<N: std::str::FromStr>(
         .ok_or_else(bad_token)
 }
 
+/// Who reads a hand, by the caller's roles: support (or admin) any hand, audited; an analyst any
+/// ended hand; anyone else as the player `name`.
+pub(super) fn reader_of<'a>(caller: Option<&Caller>, name: &'a str) -> Reader<'a> {
+    match caller {
+        Some(c) if c.has_role(Role::Support) => Reader::Support,
+        Some(c) if c.has_role(Role::Analyst) => Reader::Analyst,
+        _ => Reader::Player(name),
+    }
+}
+
 pub(super) async fn get_hand_history(
     api: &TableApi,
     request: Request<pb::GetHandHistoryRequest>,
 ) -> Result<Response<pb::GetHandHistoryResponse>, Status> {
     let caller = caller(&request)?;
-    let support = request
-        .extensions()
-        .get::<Caller>()
-        .is_some_and(|c| c.has_role(Role::Support));
+    let roles = request.extensions().get::<Caller>().cloned();
     let r = request.into_inner();
     let id = table_id(&r.table, "table")?;
     let hand = hand_number_arg(r.hand_number)?;
     let size = page_size(r.page_size, HISTORY_PAGE)?;
     let after = history_after(&api.tokens, &r.page_token, id, hand)?;
-    let reader = if support {
-        Reader::Support
-    } else {
-        Reader::Player(&caller)
-    };
+    let reader = reader_of(roles.as_ref(), &caller);
     let page = api
         .tables
         .hand_history(id, reader, &caller, hand, HistoryPage { after, size })

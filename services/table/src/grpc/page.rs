@@ -11,12 +11,11 @@ use axum::Router;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use okey_platform::auth::{AuthLayer, Role};
+use okey_platform::auth::AuthLayer;
 use serde::Serialize;
 use tonic_types::StatusExt;
 
 use super::*;
-use crate::domain::history::Reader;
 
 /// Where the page lives on the service's port.
 pub const PREFIX: &str = "/replay";
@@ -253,11 +252,7 @@ async fn hand_replay(
     let id = table_id(table, "table")?;
     let hand = hand_text(hand)?;
     let name = format!("players/{}", caller.player_id);
-    let reader = if caller.has_role(Role::Support) {
-        Reader::Support
-    } else {
-        Reader::Player(&name)
-    };
+    let reader = super::history::reader_of(Some(&caller), &name);
     let replay = page
         .tables
         .hand_replay(id, reader, &name, hand)

@@ -93,6 +93,8 @@ pub(super) async fn join_seat(
         .submit(Submission::new(id, &caller, rid, command))
         .await
         .map_err(status_of)?;
+    // Sitting down is a command: the player is seen (PRESENCE_CONNECTED).
+    api.seen(id, &caller);
     Ok(Response::new(pb::JoinSeatResponse {
         view: Some(view_to_proto(&outcome)),
     }))

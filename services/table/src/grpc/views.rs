@@ -54,14 +54,22 @@ pub(super) async fn watch_table(
     let r = request.into_inner();
     let id = table_id(&r.table, "table")?;
     let after = version_arg(r.after_version, "after_version")?;
+    let first = api.tables.read(id, &caller).await.map_err(status_of)?;
+    admit_reader(&first, &caller)?;
+    if after > first.summary.version {
+        return Err(status_of(ServiceError::VersionAhead {
+            asked: after,
+            actual: first.summary.version,
+        }));
+    }
+    // Only a stream of a table that exists, to a caller it admits, counts against the limit.
+    let slot = api.streams.take(&caller)?;
+    // Opening the stream takes a seat back from its bot: only a stream that opens does (a
+    // refused call changes nothing).
     match api.tables.reclaim(id, &caller).await {
         Ok(()) | Err(ServiceError::Table(_)) => {}
         Err(e) => return Err(status_of(e)),
     }
-    let first = api.tables.read(id, &caller).await.map_err(status_of)?;
-    admit_reader(&first, &caller)?;
-    // Only a stream of a table that exists, to a caller it admits, counts against the limit.
-    let slot = api.streams.take(&caller)?;
     let rx = api
         .tables
         .watch(id, &caller, after)
