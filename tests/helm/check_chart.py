@@ -39,6 +39,8 @@ NAMESPACE = "okey"
 SERVICES = ["accounts", "matchmaking", "table", "scoring"]
 # Kinds kubernetes-validate has no schema for (custom resources); checked by assertions here.
 CUSTOM_KINDS = {"ServiceMonitor", "PodMonitor"}
+# Their API: the chart renders them only where the cluster serves it.
+MONITORING_API = "monitoring.coreos.com/v1"
 # Settings the chart sets itself rather than from config.<section>.<key>, and where from.
 CHART_MANAGED = {"server.port": "services.<name>.port"}
 # A password in a URL, or a private key (a CA certificate, as tokens.keys_ca_pem, is public).
@@ -62,11 +64,22 @@ def load_values(path: Path) -> dict:
     return helm.values_from_yaml(path.read_text())
 
 
-def render(values: dict | None = None) -> list[dict]:
-    """The chart's objects (NOTES.txt left out), each with its template under `_template`."""
+def render_manifests(values: dict | None = None, api_versions: list[str] | None = None) -> dict[str, str]:
+    """Template path -> rendered text. `api_versions`: what the cluster serves beyond the built-in
+    APIs (`helm template --api-versions`), which the SDK's Chart.render does not take but its
+    native render does."""
     with helm.Chart.load(CHART) as chart:
         chart.validate_schema(values)
-        manifests = chart.render(values, name=RELEASE, namespace=NAMESPACE, is_install=True)
+        if not api_versions:
+            return chart.render(values, name=RELEASE, namespace=NAMESPACE, is_install=True)
+        opts = {"name": RELEASE, "namespace": NAMESPACE, "is_install": True, "api_versions": api_versions}
+        values_json = None if values is None else json.dumps(values)
+        return json.loads(helm._native.call_string("helm_render", chart._raw(), values_json, json.dumps(opts)))
+
+
+def render(values: dict | None = None, api_versions: list[str] | None = None) -> list[dict]:
+    """The chart's objects (NOTES.txt left out), each with its template under `_template`."""
+    manifests = render_manifests(values, api_versions)
     objects = []
     for template, text in sorted(manifests.items()):
         if template.endswith("NOTES.txt"):
@@ -613,6 +626,11 @@ def check_schema_refuses_bad_values():
 def check_template_refusals():
     refused = {
         "a grace period longer than the pod's": {"config": {"server": {"grace_period_ms": 60000}}},
+        "one service's grace period longer than the pod's": {
+            "services": {"table": {"config": {"server": {"grace_period_ms": 60000}}}}},
+        "a null grace period (the built-in 10 s) longer than a short pod's": {
+            "config": {"server": {"grace_period_ms": None}}, "preStopSleepSeconds": 5,
+            "terminationGracePeriodSeconds": 15},
         "monitors without the collector": {"metrics": {"serviceMonitor": {"enabled": True}}},
         "an autoscaler with min above max": {"services": {"table": {"autoscaling": {"minReplicas": 20}}}},
     }
@@ -622,6 +640,37 @@ def check_template_refusals():
         except helm.HelmError:
             continue
         raise CheckFailed(f"the chart renders {what}")
+
+
+def check_value_switches():
+    """Values that leave something out, and what NOTES.txt says."""
+    # A zero preStop sleep leaves the hook out (Kubernetes < 1.33 refuses a sleep of 0).
+    zero = render({"preStopSleepSeconds": 0})
+    for d in service_deployments(zero):
+        expect("lifecycle" not in container_of(d), f"{d['metadata']['name']}: a preStop hook with preStopSleepSeconds 0")
+    check_rollout(zero, merged_values({"preStopSleepSeconds": 0}))
+    for d in service_deployments(render(None)):
+        expect(container_of(d)["lifecycle"]["preStop"]["sleep"]["seconds"] == 5, f"{d['metadata']['name']}: no preStop sleep")
+    # A per-service drain shorter than the pod's grace renders, and the check holds per service.
+    longer = {"terminationGracePeriodSeconds": 70, "services": {"table": {"config": {"server": {"grace_period_ms": 60000}}}}}
+    check_rollout(render(longer), merged_values(longer))
+    # The monitors only where the cluster serves their API; NOTES.txt says when they are skipped.
+    production = load_values(PRODUCTION)
+    with_crd = render_manifests(production, [MONITORING_API])
+    without = render_manifests(production)
+    expect("kind: ServiceMonitor" in with_crd["okey/templates/monitors.yaml"], "no ServiceMonitor where the CRD is served")
+    expect("kind: ServiceMonitor" not in without.get("okey/templates/monitors.yaml", ""),
+           "a ServiceMonitor rendered for a cluster without monitoring.coreos.com/v1")
+    notes = " ".join(without["okey/templates/NOTES.txt"].split())
+    expect("no monitor was created" in notes, f"NOTES.txt does not say the monitors were skipped: {notes}")
+    expect("no monitor was created" not in " ".join(with_crd["okey/templates/NOTES.txt"].split()),
+           "NOTES.txt says the monitors were skipped where they were not")
+    # NOTES.txt names the image tag that runs: image.tag when set, else the appVersion.
+    app_version = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    tagged = render_manifests({"image": {"tag": "9.9.9-test"}})["okey/templates/NOTES.txt"]
+    expect(tagged.startswith("okey 9.9.9-test "), f"NOTES.txt does not name image.tag: {tagged.splitlines()[0]}")
+    plain = render_manifests(None)["okey/templates/NOTES.txt"]
+    expect(plain.startswith(f"okey {app_version} "), f"NOTES.txt does not name the appVersion: {plain.splitlines()[0]}")
 
 
 def check_checksum_rolls_pods():
@@ -796,10 +845,11 @@ def main() -> int:
 
     production = load_values(PRODUCTION)
     renders = {}
-    for label, values in (("defaults", None), ("production", production)):
+    # The production values turn a ServiceMonitor on: rendered for a cluster that serves its API.
+    for label, values, apis in (("defaults", None, None), ("production", production, [MONITORING_API])):
         run(f"lint --strict ({label})", lint_strict, values, label)
         try:
-            renders[label] = (render(values), merged_values(values))
+            renders[label] = (render(values, apis), merged_values(values))
             results.append((f"render ({label})", None))
             print(f"ok   render ({label}): {len(renders[label][0])} objects", flush=True)
         except helm.HelmError as e:
@@ -835,6 +885,7 @@ def main() -> int:
 
     run("the schema refuses bad values", check_schema_refuses_bad_values)
     run("the chart refuses inconsistent values", check_template_refusals)
+    run("preStop 0, per-service drains, monitors without their CRD, NOTES.txt's tag", check_value_switches)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
     run("the operations guide's commands and value paths exist", check_guide)
     run("the Dockerfile builds --locked, caches dependencies apart, runs non-root", check_dockerfile)
