@@ -191,10 +191,13 @@ reasons! {
     /// Only a private room's members may sit at its table (or watch it, unless spectators are
     /// allowed).
     NotTableMember = "not_table_member" => PermissionDenied,
-    /// The caller did not sit in the hand (and is not support): its full history is not theirs.
+    /// The caller did not sit in the hand (and is not support or an analyst): its full history is
+    /// not theirs.
     NotInHand = "not_in_hand" => PermissionDenied,
     /// A table origin this server does not know.
     InvalidOrigin = "invalid_origin" => InvalidArgument,
+    /// A chat channel this server does not know.
+    InvalidChannel = "invalid_channel" => InvalidArgument,
     /// No such table, or not visible to the caller.
     TableNotFound = "table_not_found" => NotFound,
     /// The hand has not been dealt at the table.

@@ -563,6 +563,24 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
         .unwrap_err();
     assert_refused(&refused, Code::InvalidArgument, "invalid_origin");
 
+    // An empty table name is a missing field, as in every service.
+    let unnamed = clients[0].req(pb::GetTableRequest {
+        name: String::new(),
+    });
+    let refused = clients[0].api.get_table(unnamed).await.unwrap_err();
+    assert_refused(&refused, Code::InvalidArgument, "missing_field");
+    // A chat channel left out is missing; one this server does not know is invalid.
+    for (channel, why) in [(0, "missing_field"), (7, "invalid_channel")] {
+        let send = clients[0].req(pb::SendChatMessageRequest {
+            request_id: uuid(),
+            table: table.clone(),
+            channel,
+            text: "hello".into(),
+        });
+        let refused = clients[0].api.send_chat_message(send).await.unwrap_err();
+        assert_refused(&refused, Code::InvalidArgument, why);
+    }
+
     let watch = clients[0].req(pb::WatchTableRequest {
         table: table.clone(),
         after_version: 0,

@@ -19,11 +19,21 @@ pub(super) async fn send_chat_message(
     let partner = match pb::ChatChannel::try_from(r.channel) {
         Ok(pb::ChatChannel::Table) => false,
         Ok(pb::ChatChannel::Partner) => true,
-        _ => {
+        Ok(pb::ChatChannel::Unspecified) => {
             return Err(status::invalid_argument(
                 Reason::MissingField,
                 "channel",
                 "name the channel: CHAT_CHANNEL_TABLE or CHAT_CHANNEL_PARTNER",
+            ));
+        }
+        Err(_) => {
+            return Err(status::invalid_argument(
+                Reason::InvalidChannel,
+                "channel",
+                format!(
+                    "unknown channel {}: use CHAT_CHANNEL_TABLE or CHAT_CHANNEL_PARTNER",
+                    r.channel
+                ),
             ));
         }
     };

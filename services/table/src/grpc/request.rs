@@ -61,6 +61,7 @@ pub(super) fn client_seed_arg(text: &str) -> Result<crate::domain::Seed, Status>
 }
 
 pub(super) fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
+    fields::required(field, name)?;
     name.strip_prefix("tables/")
         .and_then(|id| Uuid::parse_str(id).ok())
         .ok_or_else(|| {
