@@ -2,7 +2,10 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-INFRA_ENV := .run/infra.env
+# The run directory deploy/lib.sh uses (OKEY_RUN_DIR moves it), and the port `make traces`
+# receives OTLP on (OKEY_OTLP_PORT moves it).
+INFRA_ENV := $(or $(OKEY_RUN_DIR),.run)/infra.env
+OTLP_PORT := $(or $(OKEY_OTLP_PORT),4317)
 # The shared conformance examples, in the shared folder beside the repository.
 CONFORMANCE := $(wildcard ../shared/conformance/examples/*.json)
 
@@ -12,7 +15,7 @@ help:
 	@echo "make run    infrastructure up, build and start all four services, wait until SERVING, play a demo match"
 	@echo "make test   infrastructure up, fmt, clippy, buf lint + breaking, the Helm chart check, cargo test, conformance"
 	@echo "make down   stop the services and the infrastructure"
-	@echo "make traces print every trace sent to OTLP 127.0.0.1:4317 as a tree (README: finding a move's trace)"
+	@echo "make traces print every trace sent to OTLP 127.0.0.1:$(OTLP_PORT) as a tree (OKEY_OTLP_PORT moves it; README: finding a move's trace)"
 
 run: infra services demo
 
@@ -42,10 +45,10 @@ services-down:
 demo:
 	deploy/demo.sh
 
-# A trace printer for local runs: receives OTLP/gRPC on 127.0.0.1:4317 and prints each trace as a
-# tree (start the services with OKEY_TELEMETRY__OTLP_ENDPOINT=http://127.0.0.1:4317).
+# A trace printer for local runs: receives OTLP/gRPC on 127.0.0.1:$(OTLP_PORT) and prints each
+# trace as a tree (start the services with OKEY_TELEMETRY__OTLP_ENDPOINT=http://127.0.0.1:$(OTLP_PORT)).
 traces:
-	@cargo run -q -p traces --bin otlp-print -- 127.0.0.1:4317
+	@cargo run -q -p traces --bin otlp-print -- 127.0.0.1:$(OTLP_PORT)
 
 lint:
 	cargo fmt --all --check

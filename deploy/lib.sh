@@ -112,3 +112,12 @@ proc_alive() {
 }
 proc_gone() { ! proc_alive "$1"; }
 pid_alive() { [ -f "$1" ] && proc_alive "$(cat "$1")"; }
+
+# True when something accepts TCP connections on 127.0.0.1:$1.
+port_listening() { timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null; }
+# " (pid N, name)" of what listens on 127.0.0.1:$1 when ss can tell; else nothing.
+port_owner() {
+  local users
+  users="$(ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'users:((.*))' | head -n 1 || true)"
+  [ -z "$users" ] || printf ' (%s)' "$(sed -E 's/users:\(\("([^"]*)",pid=([0-9]+).*/pid \2, \1/' <<<"$users")"
+}

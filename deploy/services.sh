@@ -3,6 +3,9 @@
 # (deploy/infra.sh up first). Logs and pid files go to .run/services/.
 #
 #   deploy/services.sh up       build, start what is not running, wait until all are SERVING
+#                               (refuses a port another process holds; a service this run
+#                               directory started already keeps running with the settings it was
+#                               started with: `down` first to apply changed OKEY_… variables)
 #   deploy/services.sh down     SIGTERM each, wait for it to exit
 #   deploy/services.sh status   health of each
 set -euo pipefail
@@ -87,11 +90,51 @@ service_env() {
   esac
 }
 
+# The service settings of this shell (OKEY_<SECTION>__<KEY>), one `NAME sha256-of-value` a line:
+# recorded when a service starts, compared when `up` finds it running (values are not kept).
+settings_fingerprint() {
+  local name
+  while IFS= read -r name; do
+    printf '%s %s\n' "$name" "$(printf '%s' "${!name}" | sha256sum | cut -d' ' -f1)"
+  done < <(compgen -e | grep -E '^OKEY_[A-Z0-9_]+__[A-Z0-9_]+$' | sort || true)
+}
+
+# The OKEY_<SECTION>__<KEY> variables set, unset or changed since $1 was started, space-separated.
+settings_changed() {
+  local recorded="$SVC_DIR/$1.settings"
+  [ -f "$recorded" ] || return 0
+  diff "$recorded" <(settings_fingerprint) | sed -n 's/^[<>] \([^ ]*\) .*/\1/p' | sort -u | paste -sd' ' || true
+}
+
+# Refuses to go on when a service that is not running from this run directory would start on a
+# port another process already listens on (its own start would fail with "Address already in
+# use" while the health check answered from the other process).
+check_ports_free() {
+  local svc port problems=()
+  for svc in "${SERVICES[@]}"; do
+    pid_alive "$SVC_DIR/$svc.pid" && continue
+    port="${SERVICE_PORT[$svc]}"
+    if port_listening "$port"; then
+      problems+=("$svc: 127.0.0.1:$port is already in use by another process$(port_owner "$port"); stop it, or move $svc with OKEY_${svc^^}_PORT=<a free port>")
+    fi
+  done
+  [ "${#problems[@]}" -eq 0 ] && return
+  printf 'error: %s\n' "${problems[@]}" >&2
+  die "not starting: ${#problems[@]} service port(s) taken (services this run directory started are in ${SVC_DIR#"$ROOT"/}/*.pid)"
+}
+
 start() {
   local svc="$1" bin="$2"
   local pidfile="$SVC_DIR/$svc.pid"
-  if pid_alive "$pidfile"; then log "$svc already running (pid $(cat "$pidfile"))"; return; fi
+  if pid_alive "$pidfile"; then
+    log "$svc already running (pid $(cat "$pidfile"))"
+    local changed
+    changed="$(settings_changed "$svc")"
+    [ -z "$changed" ] || log "warning: $svc keeps the settings it was started with; changed since: $changed (apply them with \`deploy/services.sh down\` and up again)"
+    return
+  fi
   log "starting $svc on 127.0.0.1:${SERVICE_PORT[$svc]}"
+  (umask 077 && settings_fingerprint >"$SVC_DIR/$svc.settings")
   local extra=() line
   while IFS= read -r -d '' line; do extra+=("$line"); done < <(service_env "$svc")
   env "${extra[@]}" \
@@ -112,7 +155,29 @@ stop() {
     kill -TERM "$pid"
     wait_for 20 proc_gone "$pid" || { log "$svc did not stop; killing"; kill -9 "$pid" || true; }
   fi
-  rm -f "$pidfile"
+  rm -f "$pidfile" "$SVC_DIR/$svc.settings"
+}
+
+# Waits until $1 is SERVING while its own process (the pid file's) is alive: a health answer from
+# another process on the port does not count.
+wait_serving() {
+  local svc="$1" pidfile="$SVC_DIR/$1.pid" deadline=$((SECONDS + 90))
+  local log_file="${SVC_DIR#"$ROOT"/}/$svc.log"
+  while :; do
+    if ! pid_alive "$pidfile"; then
+      tail -n 20 "$SVC_DIR/$svc.log" >&2 || true
+      die "$svc exited (pid $(cat "$pidfile" 2>/dev/null || echo none)); log: $log_file"
+    fi
+    if serving "$svc"; then
+      pid_alive "$pidfile" && return 0
+      continue
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 20 "$SVC_DIR/$svc.log" >&2 || true
+      die "$svc is not SERVING (health: $(health "$svc")); log: $log_file"
+    fi
+    sleep 0.2
+  done
 }
 
 case "${1:-}" in
@@ -121,16 +186,14 @@ case "${1:-}" in
     mkdir -p "$SVC_DIR"
     ensure_dev_key
     ensure_dev_service_secret
+    check_ports_free
     log "cargo build (services)"
     (cd "$ROOT" && cargo build --quiet --bins -p accounts -p matchmaking -p table -p scoring)
     bin="$(target_dir)/debug"
+    # Again: the build takes a while, and something may have taken a port meanwhile.
+    check_ports_free
     for svc in "${SERVICES[@]}"; do start "$svc" "$bin"; done
-    for svc in "${SERVICES[@]}"; do
-      if ! wait_for 90 serving "$svc"; then
-        tail -n 20 "$SVC_DIR/$svc.log" >&2 || true
-        die "$svc is not SERVING (health: $(health "$svc")); log: ${SVC_DIR#"$ROOT"/}/$svc.log"
-      fi
-    done
+    for svc in "${SERVICES[@]}"; do wait_serving "$svc"; done
     echo "All services SERVING (logs in ${SVC_DIR#"$ROOT"/}/):"
     for svc in "${SERVICES[@]}"; do
       printf '  %-12s 127.0.0.1:%s\n' "$svc" "${SERVICE_PORT[$svc]}"
