@@ -371,7 +371,9 @@ pub const PLATFORM_PUBLIC_METHODS: [&str; 4] = [
 ];
 
 /// What each method of a service requires, by full gRPC path (`/okey.v1.TableService/JoinSeat`).
-/// A method missing from the table is admin-only: forgetting to list a new RPC fails closed.
+/// A path missing from the table is not a method of the service: UNIMPLEMENTED `unknown_method`
+/// for every caller, token or not. A service refuses to start when one of its contract's methods
+/// is missing ([`AccessTable::unlisted`]), so a new RPC cannot be forgotten.
 #[derive(Debug, Clone, Default)]
 pub struct AccessTable {
     methods: HashMap<String, Access>,
@@ -388,12 +390,33 @@ impl AccessTable {
         AccessTable { methods }
     }
 
-    /// What `path` requires.
-    pub fn access(&self, path: &str) -> Access {
-        self.methods
-            .get(path)
-            .copied()
-            .unwrap_or(Access::Roles(&[Role::Admin]))
+    /// What `path` requires; `None` when it is not a method of the service.
+    pub fn access(&self, path: &str) -> Option<Access> {
+        self.methods.get(path).copied()
+    }
+
+    /// The methods of `services` (full names, `okey.v1.TableService`) in the okey.v1 contract
+    /// that this table does not list, as gRPC paths.
+    pub fn unlisted(&self, services: &[&str]) -> Vec<String> {
+        use prost::Message;
+        let set = prost_types::FileDescriptorSet::decode(okey_proto::FILE_DESCRIPTOR_SET)
+            .expect("the contract's descriptor set decodes");
+        let mut missing = Vec::new();
+        for file in &set.file {
+            for service in &file.service {
+                let full = format!("{}.{}", file.package(), service.name());
+                if !services.contains(&full.as_str()) {
+                    continue;
+                }
+                for method in &service.method {
+                    let path = format!("/{full}/{}", method.name());
+                    if !self.methods.contains_key(&path) {
+                        missing.push(path);
+                    }
+                }
+            }
+        }
+        missing
     }
 }
 
@@ -482,6 +505,12 @@ impl AuthLayer {
         }
     }
 
+    /// The methods of `services` in the contract that this layer's access table does not list
+    /// ([`AccessTable::unlisted`]).
+    pub fn unlisted(&self, services: &[&str]) -> Vec<String> {
+        self.state.table.unlisted(services)
+    }
+
     /// The verifier this layer checks tokens with (its keys follow the poller), for handlers
     /// that check tokens themselves.
     pub fn verifier(&self) -> TokenVerifier {
@@ -496,8 +525,17 @@ impl AuthLayer {
         headers: &http::HeaderMap,
     ) -> Result<Option<Caller>, tonic::Status> {
         let required = match self.state.table.access(path) {
-            Access::Public => return Ok(None),
-            Access::Roles(roles) => roles,
+            Some(Access::Public) => return Ok(None),
+            Some(Access::Roles(roles)) => roles,
+            None => {
+                return Err(status::error(
+                    status::Reason::UnknownMethod,
+                    format!(
+                        "`{path}` is not a method of this service: check the service's address \
+                         and the method's name (server reflection lists the methods)"
+                    ),
+                ));
+            }
         };
         let token = bearer_token(headers).ok_or_else(|| {
             status::error(
@@ -864,6 +902,43 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
         assert_eq!(v.replace_keys([("k2", TEST_PUBLIC_X)]), 1);
         assert_eq!(v.verified.lock().unwrap().len(), 2);
         assert!(v.verify(&t2).is_ok());
+    }
+
+    #[test]
+    fn a_path_that_is_no_method_is_unimplemented_for_everyone() {
+        let table =
+            AccessTable::new(&[("/okey.v1.ScoringService/ListStandings", Access::SIGNED_IN)]);
+        let layer = AuthLayer::new(verifier(), table.clone());
+        let mut signed_in = http::HeaderMap::new();
+        let bearer = format!("Bearer {}", sign(Some("k1"), &claims()));
+        signed_in.insert(http::header::AUTHORIZATION, bearer.parse().unwrap());
+        for headers in [http::HeaderMap::new(), signed_in.clone()] {
+            let refused = layer
+                .authorize("/okey.v1.ScoringService/NoSuchMethod", &headers)
+                .unwrap_err();
+            assert_eq!(refused.code(), tonic::Code::Unimplemented);
+            assert!(status::is(&refused, status::Reason::UnknownMethod));
+        }
+        assert!(
+            layer
+                .authorize("/okey.v1.ScoringService/ListStandings", &signed_in)
+                .is_ok()
+        );
+        // Health and reflection are listed on every service.
+        assert!(matches!(
+            layer.authorize("/grpc.health.v1.Health/Check", &http::HeaderMap::new()),
+            Ok(None)
+        ));
+        // The contract's methods the table leaves out are named.
+        let unlisted = table.unlisted(&["okey.v1.ScoringService"]);
+        assert!(!unlisted.is_empty());
+        assert!(
+            unlisted
+                .iter()
+                .all(|p| p.starts_with("/okey.v1.ScoringService/"))
+        );
+        assert!(!unlisted.contains(&"/okey.v1.ScoringService/ListStandings".to_owned()));
+        assert!(table.unlisted(&["okey.v1.NoSuchService"]).is_empty());
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub enum ServerError {
     /// The transport failed.
     #[error("gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// Methods the service serves that its access table does not list (a bug of the build).
+    #[error("the access table lists no rule for {0:?}: add each to the service's access table")]
+    Unlisted(Vec<String>),
 }
 
 /// A bound gRPC server with its APIs, not yet serving.
@@ -133,6 +136,12 @@ impl ServiceHost {
         dependencies: Dependencies,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
+        if let Some(auth) = &self.auth {
+            let unlisted = auth.unlisted(&self.api_names);
+            if !unlisted.is_empty() {
+                return Err(ServerError::Unlisted(unlisted));
+            }
+        }
         self.routes
             .add_service(reflection_builder(&self.api_names).build_v1()?)
             .add_service(reflection_builder(&self.api_names).build_v1alpha()?);

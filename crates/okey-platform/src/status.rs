@@ -284,6 +284,8 @@ reasons! {
     // Service.
     /// The RPC is in the contract but not served yet.
     NotImplementedYet = "not_implemented_yet" => Unimplemented,
+    /// The called method is not one this service has (a wrong path, service or port).
+    UnknownMethod = "unknown_method" => Unimplemented,
     /// A dependency (store, Redis, NATS) is unavailable.
     DependencyUnavailable = "dependency_unavailable" => Unavailable,
     /// A bug on the server.
