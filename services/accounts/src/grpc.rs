@@ -232,6 +232,9 @@ impl AccountsService for AccountsApi {
             ("password", &r.password),
             ("device_id", &r.device_id),
         ])?;
+        // Left out, it is a malformed request, not an attempt (nothing counts toward the limits).
+        fields::required("username", r.username.trim())?;
+        fields::required("password", &r.password)?;
         let password = Secret::new(r.password);
         let (account, session) = self
             .accounts

@@ -393,6 +393,18 @@ async fn repeated_wrong_passwords_are_slowed_then_refused() {
         .unwrap_err();
     assert_eq!(refused.code(), Code::ResourceExhausted);
     assert_eq!(reason(&refused), "too_many_attempts");
+    // An empty username or password is malformed, not an attempt: answered as such even now.
+    for (username, password) in [("", "the right password"), ("mehmet", "")] {
+        let e = client
+            .sign_in(pb::SignInRequest {
+                username: username.into(),
+                ..attempt(password)
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument);
+        assert_eq!(reason(&e), "missing_field");
+    }
     use tonic_types::StatusExt;
     let retry = refused
         .get_error_details()
