@@ -82,8 +82,11 @@ pub async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
         .connect_timeout(Duration::from_secs(3))
         .timeout(Duration::from_secs(30));
     let channel = endpoint.connect().await.map_err(|e| {
+        let moved = crate::demo::local_port_var(service).map_or_else(String::new, |(var, _)| {
+            format!(" (on moved ports, export the same {var} as the run, or pass its URL)")
+        });
         anyhow!(
-            "the {service} service at {} is not answering ({e}): run `make run` first",
+            "the {service} service at {} is not answering ({e}): run `make run` first{moved}",
             host_port(url)
         )
     })?;
@@ -93,7 +96,10 @@ pub async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
 /// A refused call, said so a person knows what to do.
 pub fn refused(call: &str, url: &str, status: &Status) -> anyhow::Error {
     let hint = match status.code() {
-        Code::Unavailable => " — is the service running? (`make run`)",
+        Code::Unavailable => {
+            " — is the service running? (`make run`; on moved ports export the same \
+             OKEY_<SERVICE>_PORT as the run, or pass its URL)"
+        }
         Code::Unauthenticated => {
             " — the service does not accept the token (expired, or from another platform): get a \
              new one"

@@ -47,15 +47,16 @@ enum Top {
     /// it cannot check (a hand still in play: its seed is revealed at its end).
     Verify(VerifyArgs),
     /// Print an access token minted with the local development signing key (`make run` writes it
-    /// into `.run/`), e.g. a support token for `export-hand` on any table. Local runs only.
+    /// into its run directory, `.run/` or OKEY_RUN_DIR), e.g. a support token for `export-hand` on
+    /// any table. Local runs only.
     Token(TokenArgs),
 }
 
 /// Where the table service is and who calls it.
 #[derive(Args)]
 struct Remote {
-    /// The table service.
-    #[arg(long, env = "OKEY_TABLE_URL", default_value = "http://127.0.0.1:50053")]
+    /// The table service (by default on the port OKEY_TABLE_PORT names, as for `make run`).
+    #[arg(long, env = "OKEY_TABLE_URL", default_value_t = okeyctl::demo::local_url("table"))]
     table_url: String,
     /// An access token: a player's (hands they sat in, once ended) or a support token (any
     /// hand, also one still in play; the read is audited).
@@ -95,21 +96,23 @@ struct TokenArgs {
     /// How long it lives.
     #[arg(long, default_value_t = 900)]
     ttl_secs: u64,
-    /// The accounts service (its published keys, issuer and audience).
-    #[arg(long, default_value = okeyctl::demo::DEFAULT_ACCOUNTS_URL)]
+    /// The accounts service: its published keys, issuer and audience (by default on the port
+    /// OKEY_ACCOUNTS_PORT names, as for `make run`).
+    #[arg(long, default_value_t = okeyctl::demo::local_url("accounts"))]
     accounts: String,
-    /// The PKCS#8 Ed25519 private key (PEM) the accounts service signs with.
-    #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
+    /// The PKCS#8 Ed25519 private key (PEM) the accounts service signs with (by default the one
+    /// `make run` wrote into OKEY_RUN_DIR, else .run).
+    #[arg(long, default_value_os_t = okeyctl::demo::local_signing_key())]
     signing_key: PathBuf,
 }
 
 #[derive(Args)]
 struct DemoArgs {
-    /// The accounts service.
-    #[arg(long, default_value = okeyctl::demo::DEFAULT_ACCOUNTS_URL)]
+    /// The accounts service (by default on the port OKEY_ACCOUNTS_PORT names, as for `make run`).
+    #[arg(long, default_value_t = okeyctl::demo::local_url("accounts"))]
     accounts: String,
-    /// The table service.
-    #[arg(long, default_value = "http://127.0.0.1:50053")]
+    /// The table service (by default on the port OKEY_TABLE_PORT names, as for `make run`).
+    #[arg(long, default_value_t = okeyctl::demo::local_url("table"))]
     table: String,
     /// The matchmaking service: the guest finds a table there with bots (quick play) and plays
     /// its seat, no operator token needed. Without it, a table of four bots is made with an
@@ -117,14 +120,15 @@ struct DemoArgs {
     #[arg(long)]
     matchmaking: Option<String>,
     /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with; `make run` generates
-    /// one there and starts accounts with it.
-    #[arg(long, default_value = okeyctl::demo::default_signing_key().as_os_str())]
+    /// one there (in OKEY_RUN_DIR, else .run) and starts accounts with it.
+    #[arg(long, default_value_os_t = okeyctl::demo::local_signing_key())]
     signing_key: PathBuf,
     /// Write no hand files (each hand is otherwise fetched through GetHandHistory).
     #[arg(long)]
     no_export: bool,
-    /// Where the hand files go (`<dir>/<table id>/hand-<n>.jsonl`).
-    #[arg(long, default_value = ".run/demo")]
+    /// Where the hand files go (`<dir>/<table id>/hand-<n>.jsonl`; by default in the run
+    /// directory, OKEY_RUN_DIR or .run).
+    #[arg(long, default_value_os_t = okeyctl::demo::local_run_dir().join("demo"))]
     hands_dir: PathBuf,
     /// Rule preset: classic, yudum, practice, solo, penalties.
     #[arg(long, default_value = "classic")]
