@@ -335,6 +335,22 @@ impl Caller {
     }
 
     /// True when the caller has `role`, or is an admin.
+    /// The caller's own player account. A token whose subject is no account id (a staff or
+    /// service identity, `okeyctl token`'s default) has none: NOT_FOUND `player_not_found`, not
+    /// UNAUTHENTICATED (the token is good; refreshing it would not help).
+    pub fn account(&self) -> Result<sqlx::types::Uuid, tonic::Status> {
+        sqlx::types::Uuid::parse_str(&self.player_id).map_err(|_| {
+            status::error(
+                status::Reason::PlayerNotFound,
+                format!(
+                    "the token's subject `{}` is not a player account: this call acts on the \
+                     caller's own account (sign in as a player)",
+                    crate::fields::quoted(&self.player_id)
+                ),
+            )
+        })
+    }
+
     pub fn has_role(&self, role: Role) -> bool {
         self.roles.contains(&role) || self.roles.contains(&Role::Admin)
     }

@@ -86,11 +86,11 @@ fn texts(fields: &[(&str, &str)]) -> Result<(), Status> {
 }
 
 fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
-    request
+    let caller = request
         .extensions()
         .get::<Caller>()
-        .and_then(|c| Uuid::parse_str(&c.player_id).ok())
-        .ok_or_else(|| to_status(AccountsError::Unauthenticated))
+        .ok_or_else(|| to_status(AccountsError::Unauthenticated))?;
+    caller.account()
 }
 
 /// Reads `players/{id}` or `players/me` (then `suffix`, e.g. `/statistics`). An empty name is
@@ -98,7 +98,7 @@ fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
 fn player_name(
     name: &str,
     suffix: &str,
-    me: Option<Uuid>,
+    me: Result<Uuid, Status>,
     field: &'static str,
 ) -> Result<Uuid, Status> {
     if name.is_empty() {
@@ -120,7 +120,7 @@ fn player_name(
         .and_then(|rest| rest.strip_suffix(suffix))
         .ok_or_else(bad)?;
     if id == "me" {
-        return me.ok_or_else(|| to_status(AccountsError::Unauthenticated));
+        return me;
     }
     Uuid::parse_str(id).map_err(|_| bad())
 }
@@ -284,7 +284,7 @@ impl AccountsService for AccountsApi {
         &self,
         request: Request<pb::GetProfileRequest>,
     ) -> Result<Response<pb::GetProfileResponse>, Status> {
-        let me = caller(&request).ok();
+        let me = caller(&request);
         let player = player_name(&request.get_ref().name, "", me, "name")?;
         let account = self.accounts.account(player).await.map_err(to_status)?;
         Ok(Response::new(pb::GetProfileResponse {
@@ -304,7 +304,7 @@ impl AccountsService for AccountsApi {
             ("profile.display_name", &profile.display_name),
             ("profile.avatar_ref", &profile.avatar_ref),
         ])?;
-        let player = player_name(&profile.name, "", Some(me), "profile.name")?;
+        let player = player_name(&profile.name, "", Ok(me), "profile.name")?;
         if player != me {
             return Err(to_status(AccountsError::NotYours));
         }
@@ -341,7 +341,7 @@ impl AccountsService for AccountsApi {
         &self,
         request: Request<pb::GetStatisticsRequest>,
     ) -> Result<Response<pb::GetStatisticsResponse>, Status> {
-        let me = caller(&request).ok();
+        let me = caller(&request);
         let player = player_name(&request.get_ref().name, "/statistics", me, "name")?;
         let s = self.accounts.statistics(player).await.map_err(to_status)?;
         Ok(Response::new(pb::GetStatisticsResponse {
@@ -404,7 +404,7 @@ impl AccountsService for AccountsApi {
         &self,
         request: Request<pb::GetAccountRequest>,
     ) -> Result<Response<pb::GetAccountResponse>, Status> {
-        let me = caller(&request).ok();
+        let me = caller(&request);
         let player = player_name(&request.get_ref().name, "", me, "name")?;
         let account = self.accounts.account(player).await.map_err(to_status)?;
         Ok(Response::new(pb::GetAccountResponse {

@@ -48,6 +48,20 @@ async fn forged_stale_and_misdirected_tokens_are_unauthenticated() {
         .get_profile(bearer(me(), &test_token(&id, &[Role::Player])))
         .await
         .expect("a good token passes");
+    // A good token of a staff identity (no account id for a subject) has no `players/me`: not
+    // found, not "sign in again".
+    let staff = client
+        .get_profile(bearer(
+            me(),
+            &test_token("okeyctl-support", &[Role::Support]),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(staff.code(), Code::NotFound, "{staff:?}");
+    assert!(okey_platform::status::is(
+        &staff,
+        okey_platform::status::Reason::PlayerNotFound
+    ));
 
     let mut expired = good.clone();
     (expired.iat, expired.nbf, expired.exp) = (now() - 7200, now() - 7200, now() - 3600);

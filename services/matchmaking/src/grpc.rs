@@ -124,8 +124,7 @@ fn caller<T>(request: &Request<T>) -> Result<Uuid, Status> {
         .extensions()
         .get::<Caller>()
         .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))?;
-    Uuid::parse_str(&caller.player_id)
-        .map_err(|_| status::error(Reason::RoleRequired, "matchmaking is for players"))
+    caller.account()
 }
 
 /// The display name the caller's token carries (accounts checked it when it signed the token);
