@@ -18,6 +18,7 @@ pub mod server;
 pub mod service_token;
 pub mod settings;
 pub mod status;
+pub mod streams;
 pub mod table_events;
 pub mod telemetry;
 /// Real-infrastructure helpers and the test signing key, for tests only: compiled with the

@@ -5,6 +5,9 @@
 //! Stopping: when the shutdown future resolves (SIGTERM/SIGINT in production), every health status
 //! turns NOT_SERVING, the server stops accepting calls and lets in-flight ones finish, and after
 //! `server.grace_period_ms` it returns anyway, so the process always exits within the grace period.
+//! Server streams do not wait for it: each ends with UNAVAILABLE `server_stopping` once it has
+//! sent what it already had ([`crate::streams`]), so the stop takes as long as the slowest unary
+//! call.
 //! The binaries catch the signals before they connect to anything ([`build_then_serve`]), so one
 //! that comes while a service starts stops it cleanly too.
 //!
@@ -29,6 +32,7 @@ use tonic_health::server::HealthReporter;
 use crate::auth::{AccessTable, AuthLayer, TokenVerifier};
 use crate::dependencies::Dependencies;
 use crate::settings::ServerSettings;
+use crate::streams::{EndStreamsLayer, streaming_methods};
 use crate::telemetry::GrpcServerLayer;
 
 /// Why the server could not start or failed while running.
@@ -151,6 +155,8 @@ impl ServiceHost {
         set_all(&self.health, &health_names, ServingStatus::NotServing).await;
 
         let (stopping_tx, stopping_rx) = watch::channel(false);
+        // Flipped once health says NOT_SERVING: then the server streams end (`streams`).
+        let (streams_end_tx, streams_end_rx) = watch::channel(false);
         let monitor = tokio::spawn(monitor_readiness(
             dependencies,
             self.health.clone(),
@@ -165,6 +171,7 @@ impl ServiceHost {
             tracing::info!("shutdown requested: NOT_SERVING, draining in-flight calls");
             let _ = stopping_tx.send(true);
             set_all(&health, &health_names, ServingStatus::NotServing).await;
+            let _ = streams_end_tx.send(true);
         };
 
         let auth = self.auth.take().unwrap_or_else(|| {
@@ -186,6 +193,10 @@ impl ServiceHost {
             .layer(HttpBranchLayer(self.http.take()))
             .layer(GrpcServerLayer::default())
             .map_response(crate::decode::rewrite)
+            .layer(EndStreamsLayer::new(
+                streaming_methods(&self.api_names),
+                streams_end_rx,
+            ))
             .layer(auth);
 
         let addr = self.local_addr();

@@ -288,6 +288,8 @@ reasons! {
     UnknownMethod = "unknown_method" => Unimplemented,
     /// A dependency (store, Redis, NATS) is unavailable.
     DependencyUnavailable = "dependency_unavailable" => Unavailable,
+    /// The server is stopping (a deploy): its open streams end; call again.
+    ServerStopping = "server_stopping" => Unavailable,
     /// A bug on the server.
     Internal = "internal" => Internal,
     /// The stored answer to a handled request cannot be read by this build.

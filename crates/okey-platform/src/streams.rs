@@ -1,0 +1,199 @@
+//! Server streams end when the server stops: a stream (WatchTable, WatchTicket, health's Watch …)
+//! lasts as long as its client wants, so a graceful stop that waited for them would always wait
+//! out `server.grace_period_ms` and then cut them. Instead, once the stop begins, each stream
+//! first sends what its handler has already produced, then ends with UNAVAILABLE
+//! `server_stopping`, which tells the client to call again (another replica answers; a stream
+//! that resumes from a version misses nothing). Unary calls in flight finish as before.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http_body::{Body, Frame};
+use tokio::sync::watch;
+use tonic::codegen::Bytes;
+
+use crate::status::{self, Reason};
+
+/// The full gRPC paths (`/okey.v1.TableService/WatchTable`) of the server-streaming methods of
+/// `services` in the okey.v1 contract, plus health's Watch.
+pub fn streaming_methods(services: &[&str]) -> HashSet<String> {
+    use prost::Message;
+    let mut paths = HashSet::from(["/grpc.health.v1.Health/Watch".to_owned()]);
+    let set = prost_types::FileDescriptorSet::decode(okey_proto::FILE_DESCRIPTOR_SET)
+        .expect("the contract's descriptor set decodes");
+    for file in &set.file {
+        for service in &file.service {
+            let full = format!("{}.{}", file.package(), service.name());
+            if services.contains(&full.as_str()) {
+                paths.extend(
+                    service
+                        .method
+                        .iter()
+                        .filter(|m| m.server_streaming())
+                        .map(|m| format!("/{full}/{}", m.name())),
+                );
+            }
+        }
+    }
+    paths
+}
+
+/// The layer that ends the server streams of `paths` once `stopping` turns true.
+#[derive(Clone)]
+pub struct EndStreamsLayer {
+    paths: Arc<HashSet<String>>,
+    stopping: watch::Receiver<bool>,
+}
+
+impl EndStreamsLayer {
+    pub fn new(paths: HashSet<String>, stopping: watch::Receiver<bool>) -> EndStreamsLayer {
+        EndStreamsLayer {
+            paths: Arc::new(paths),
+            stopping,
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for EndStreamsLayer {
+    type Service = EndStreams<S>;
+
+    fn layer(&self, inner: S) -> EndStreams<S> {
+        EndStreams {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// [`EndStreamsLayer`]'s service.
+#[derive(Clone)]
+pub struct EndStreams<S> {
+    inner: S,
+    layer: EndStreamsLayer,
+}
+
+type Response = http::Response<tonic::body::Body>;
+
+impl<S, B> tower::Service<http::Request<B>> for EndStreams<S>
+where
+    S: tower::Service<http::Request<B>, Response = Response>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let streaming = self.layer.paths.contains(request.uri().path());
+        let stopping = self.layer.stopping.clone();
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let response = answer.await?;
+            // A refusal is answered with its status in the headers and no body: nothing to end.
+            if !streaming || response.headers().contains_key("grpc-status") {
+                return Ok(response);
+            }
+            Ok(response.map(|body| tonic::body::Body::new(UntilStopping::new(body, stopping))))
+        })
+    }
+}
+
+/// A stream's body that ends with UNAVAILABLE `server_stopping` once the server stops, after
+/// the frames its handler has already produced.
+struct UntilStopping {
+    inner: tonic::body::Body,
+    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
+    ended: bool,
+}
+
+impl UntilStopping {
+    fn new(inner: tonic::body::Body, mut stopping: watch::Receiver<bool>) -> UntilStopping {
+        UntilStopping {
+            inner,
+            stop: Box::pin(async move {
+                // A closed channel (the host is gone) stops the stream too.
+                let _ = stopping.wait_for(|stop| *stop).await;
+            }),
+            ended: false,
+        }
+    }
+}
+
+impl Body for UntilStopping {
+    type Data = Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, tonic::Status>>> {
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if frame.is_trailers() {
+                    self.ended = true;
+                }
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            Poll::Ready(Some(Err(e))) => {
+                self.ended = true;
+                return Poll::Ready(Some(Err(e)));
+            }
+            Poll::Ready(None) => {
+                self.ended = true;
+                return Poll::Ready(None);
+            }
+            Poll::Pending => {}
+        }
+        match self.stop.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.ended = true;
+                let status = status::error(
+                    Reason::ServerStopping,
+                    "the server is stopping: call again (a stream resumes from the last version \
+                     it received)",
+                );
+                // The status as trailers: the headers tonic answers a refusal with, less the
+                // content type.
+                let (mut trailers, ()) = status.into_http::<()>().into_parts();
+                trailers.headers.remove(http::header::CONTENT_TYPE);
+                Poll::Ready(Some(Ok(Frame::trailers(trailers.headers))))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_contracts_server_streams_and_healths_watch() {
+        let paths = streaming_methods(&["okey.v1.TableService", "okey.v1.MatchmakingService"]);
+        for path in [
+            "/okey.v1.TableService/WatchTable",
+            "/okey.v1.TableService/WatchChat",
+            "/okey.v1.MatchmakingService/WatchTicket",
+            "/okey.v1.MatchmakingService/WatchRoom",
+            "/grpc.health.v1.Health/Watch",
+        ] {
+            assert!(paths.contains(path), "{path}");
+        }
+        assert!(!paths.contains("/okey.v1.TableService/SubmitCommand"));
+        assert_eq!(paths.len(), 5);
+    }
+}
