@@ -8,8 +8,6 @@
 //! response: the `Status` it answered with, without details (every status the okey services build
 //! has ErrorInfo), and a message of tonic's decoder.
 
-use std::collections::HashMap;
-
 use tonic::{Code, Status};
 
 use crate::status::{self, Reason};
@@ -53,19 +51,21 @@ fn request_error(refused: &Status) -> Option<Status> {
         Code::ResourceExhausted if message.starts_with("Error decompressing: size limit") => true,
         _ => return None,
     };
-    let detail = HashMap::from([("detail".to_owned(), message.to_owned())]);
+    // The whole request is the bad field (its path is empty): BadRequest, as every
+    // INVALID_ARGUMENT carries.
     Some(if too_large {
-        status::with_metadata(
+        status::invalid_argument(
             Reason::RequestTooLarge,
-            detail,
+            "",
             format!(
-                "the request is larger than the {MAX_REQUEST_BYTES} bytes this service accepts"
+                "the request is larger than the {MAX_REQUEST_BYTES} bytes this service accepts \
+                 ({message})"
             ),
         )
     } else {
-        status::with_metadata(
+        status::invalid_argument(
             Reason::MalformedRequest,
-            detail,
+            "",
             format!("the request does not decode as the RPC's message: {message}"),
         )
     })
@@ -102,12 +102,22 @@ mod tests {
             let status = answered(Status::internal(message));
             assert_eq!(status.code(), Code::InvalidArgument, "{message}");
             assert_eq!(reason(&status), "malformed_request");
+            assert_eq!(
+                status
+                    .get_error_details()
+                    .bad_request()
+                    .unwrap()
+                    .field_violations
+                    .len(),
+                1
+            );
         }
         let status = answered(Status::out_of_range(
             "Error, decoded message length too large: found 70000 bytes, the limit is: 65536 bytes",
         ));
         assert_eq!(status.code(), Code::InvalidArgument);
         assert_eq!(reason(&status), "request_too_large");
+        assert!(status.get_error_details().bad_request().is_some());
     }
 
     #[test]
