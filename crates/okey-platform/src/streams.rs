@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use futures_util::future::Either;
 use http_body::{Body, Frame};
 use tokio::sync::watch;
 use tonic::codegen::Bytes;
@@ -84,24 +85,28 @@ where
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>;
+    /// A unary call's future as it is (no allocation on the hot path); a stream's, boxed.
+    type Future =
+        Either<S::Future, Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let streaming = self.layer.paths.contains(request.uri().path());
+        if !self.layer.paths.contains(request.uri().path()) {
+            return Either::Left(self.inner.call(request));
+        }
         let stopping = self.layer.stopping.clone();
         let answer = self.inner.call(request);
-        Box::pin(async move {
+        Either::Right(Box::pin(async move {
             let response = answer.await?;
             // A refusal is answered with its status in the headers and no body: nothing to end.
-            if !streaming || response.headers().contains_key("grpc-status") {
+            if response.headers().contains_key("grpc-status") {
                 return Ok(response);
             }
             Ok(response.map(|body| tonic::body::Body::new(UntilStopping::new(body, stopping))))
-        })
+        }))
     }
 }
 
