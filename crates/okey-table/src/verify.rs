@@ -292,12 +292,43 @@ pub fn verify_hand(
             );
         }
     };
-    // The engine's evolve trusts its events (it asserts, in debug builds, that a rack holds what
-    // leaves it): an event the deal cannot explain is a difference, not a crash. The version of
-    // the event being folded is kept outside the closure, so a panic still names it.
-    let folding = std::cell::Cell::new(dealt.version);
+    let hand = match refold(&start, plays, Some((ended.version, ended.end))) {
+        Ok(hand) => hand,
+        Err(failed) => return failed,
+    };
+    // A published end the hand cannot have had (a winner who never discarded) is a difference.
+    let Some(bases) = hand.score_bases() else {
+        return Verification::failed(
+            ended.version,
+            if hand.end.is_none() {
+                "the re-folded hand has not ended"
+            } else {
+                "the published end does not fit the re-folded hand"
+            },
+        );
+    };
+    let problem = compare(&hand, &bases, ended, totals_before);
+    Verification {
+        at: problem.as_ref().map(|_| ended.version),
+        problem,
+        bases: Some(bases),
+    }
+}
+
+/// `plays` folded from `start` (a `HandStarted`), every move re-decided by the engine and each
+/// published event compared with the engine's at its place; then the end, if given. The
+/// engine's evolve trusts its events (it asserts, in debug builds, that a rack holds what
+/// leaves it): an event the deal cannot explain is a difference, not a crash. The version of
+/// the event being folded is kept outside the closure, so a panic still names it.
+#[allow(clippy::result_large_err)]
+fn refold(
+    start: &Event,
+    plays: &[(u64, PublicPlay)],
+    end: Option<(u64, &HandEnd)>,
+) -> Result<Hand, Verification> {
+    let folding = std::cell::Cell::new(plays.first().map_or(0, |p| p.0));
     let folded = catch_unwind(AssertUnwindSafe(|| {
-        let mut hand = Hand::from_start(&start);
+        let mut hand = Hand::from_start(start);
         let mut at = 0;
         while at < plays.len() {
             folding.set(plays[at].0);
@@ -326,39 +357,83 @@ pub fn verify_hand(
             }
             at += expected.len();
         }
-        folding.set(ended.version);
-        hand.evolve(&Event::HandEnded { end: *ended.end });
+        if let Some((version, end)) = end {
+            folding.set(version);
+            hand.evolve(&Event::HandEnded { end: *end });
+        }
         Ok::<Hand, (u64, String)>(hand)
     }));
-    let hand = match folded {
-        Ok(Ok(hand)) => hand,
-        Ok(Err((version, problem))) => {
-            return Verification::failed(version, format!("version {version}: {problem}"));
-        }
+    match folded {
+        Ok(Ok(hand)) => Ok(hand),
+        Ok(Err((version, problem))) => Err(Verification::failed(
+            version,
+            format!("version {version}: {problem}"),
+        )),
         Err(_) => {
             let version = folding.get();
+            Err(Verification::failed(
+                version,
+                format!("version {version}: the event does not fold from the deal"),
+            ))
+        }
+    }
+}
+
+/// Re-verifies a hand from its engine events alone, as `okeyctl export-hand` writes them (the
+/// version of the n-th event is n, the deal's `hand_started` being 1): each deal is taken as the
+/// file gives it (a file holds no seed commitment to check it against), every move is
+/// re-decided, every penalty compared with the engine's, and, when the file holds the hand's
+/// end, every end-of-hand score and the multiplier re-derived. A hand dealt again after a
+/// cancellation is checked deal by deal. A file whose hand has not ended is checked as far as
+/// it goes.
+pub fn verify_events(events: &[Event]) -> Verification {
+    let mut deals: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, Event::HandStarted { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    if deals.first() != Some(&0) {
+        return Verification::failed(1, "version 1: a hand's events start with hand_started");
+    }
+    deals.push(events.len());
+    let mut bases = None;
+    for pair in deals.windows(2) {
+        let (from, to) = (pair[0], pair[1]);
+        let mut plays: Vec<(u64, PublicPlay)> = events[from + 1..to]
+            .iter()
+            .enumerate()
+            .map(|(n, e)| ((from + n + 2) as u64, PublicPlay::Event(e.clone())))
+            .collect();
+        let end = match plays.last() {
+            Some((version, PublicPlay::Event(Event::HandEnded { end }))) => Some((*version, *end)),
+            _ => None,
+        };
+        if end.is_some() {
+            plays.pop();
+        }
+        let hand = match refold(&events[from], &plays, end.as_ref().map(|(v, e)| (*v, e))) {
+            Ok(hand) => hand,
+            Err(failed) => return failed,
+        };
+        let Some((version, end)) = end else {
+            continue;
+        };
+        let Some(derived) = hand.score_bases() else {
             return Verification::failed(
                 version,
-                format!("version {version}: the event does not fold from the re-dealt hand"),
+                format!("version {version}: the end does not fit the re-folded hand"),
             );
+        };
+        if let Some(problem) = compare_end(&hand, &derived, &end) {
+            return Verification::failed(version, format!("version {version}: {problem}"));
         }
-    };
-    // A published end the hand cannot have had (a winner who never discarded) is a difference.
-    let Some(bases) = hand.score_bases() else {
-        return Verification::failed(
-            ended.version,
-            if hand.end.is_none() {
-                "the re-folded hand has not ended"
-            } else {
-                "the published end does not fit the re-folded hand"
-            },
-        );
-    };
-    let problem = compare(&hand, &bases, ended, totals_before);
+        bases = Some(derived);
+    }
     Verification {
-        at: problem.as_ref().map(|_| ended.version),
-        problem,
-        bases: Some(bases),
+        problem: None,
+        at: None,
+        bases,
     }
 }
 
@@ -382,7 +457,7 @@ fn resolve(hand: &Hand, version: u64, play: &PublicPlay) -> Result<Event, (u64, 
                 return Err((
                     version,
                     format!(
-                        "seat {seat} drew {tile}, but the next tile of the re-dealt pile is {dealt}"
+                        "seat {seat} drew {tile}, but the next tile of the dealt pile is {dealt}"
                     ),
                 ));
             }
@@ -551,13 +626,9 @@ fn differs(engine: &Event, published: &Event) -> Option<String> {
     }
 }
 
-fn compare(
-    hand: &Hand,
-    bases: &[ScoreBasis; 4],
-    ended: &Ended<'_>,
-    totals_before: [i64; 4],
-) -> Option<String> {
-    let end = ended.end;
+/// The end's own numbers against the re-folded hand: an empty pile, each seat's score, the
+/// multiplier.
+fn compare_end(hand: &Hand, bases: &[ScoreBasis; 4], end: &HandEnd) -> Option<String> {
     if end.outcome == Outcome::PileEmpty && hand.pile_len() != 0 {
         return Some(format!(
             "ended on an empty pile with {} tiles left",
@@ -580,6 +651,19 @@ fn compare(
             "multiplier {} published, {multiplier} re-derived",
             end.multiplier
         ));
+    }
+    None
+}
+
+fn compare(
+    hand: &Hand,
+    bases: &[ScoreBasis; 4],
+    ended: &Ended<'_>,
+    totals_before: [i64; 4],
+) -> Option<String> {
+    let end = ended.end;
+    if let Some(problem) = compare_end(hand, bases, end) {
+        return Some(problem);
     }
     let result = ended.result;
     let penalties = if end.outcome == Outcome::Cancelled {
@@ -737,6 +821,77 @@ mod tests {
                 "{caught:?}"
             );
         }
+    }
+
+    /// A played hand as a file holds it: its engine events, the deal first, every draw named.
+    fn as_file(
+        rules: &RuleSet,
+        deal: &Deal,
+        plays: &[(u64, PublicPlay)],
+        end: &HandEnd,
+    ) -> Vec<Event> {
+        let start = Hand::start(rules.clone(), deal.clone()).unwrap();
+        let mut hand = Hand::from_start(&start);
+        let mut events = vec![start];
+        for (version, play) in plays {
+            let event = resolve(&hand, *version, play).unwrap();
+            hand.evolve(&event);
+            events.push(event);
+        }
+        events.push(Event::HandEnded { end: *end });
+        events
+    }
+
+    #[test]
+    fn a_file_of_engine_events_verifies_and_any_changed_number_or_tile_is_caught() {
+        let (rules, deal, plays, end, _) = played_hand_with_a_penalty([7; 32]);
+        let events = as_file(&rules, &deal, &plays, &end);
+        let ok = verify_events(&events);
+        assert_eq!(ok.problem, None);
+        assert!(ok.bases.is_some());
+        // In play (no end yet): checked as far as it goes.
+        assert_eq!(verify_events(&events[..events.len() / 2]).problem, None);
+
+        let last = events.len() as u64;
+        let mut score = events.clone();
+        if let Some(Event::HandEnded { end }) = score.last_mut() {
+            end.scores[2] -= 100;
+        }
+        let caught = verify_events(&score);
+        assert_eq!(caught.at, Some(last));
+        assert!(caught.problem.unwrap().contains("seat 2 was scored"));
+
+        let (at, penalty) = events
+            .iter()
+            .enumerate()
+            .find(|(_, e)| matches!(e, Event::PenaltyCharged { .. }))
+            .expect("the hand has a penalty");
+        let mut changed = events.clone();
+        if let Event::PenaltyCharged { points, .. } = &mut changed[at] {
+            *points -= 100;
+        }
+        let caught = verify_events(&changed);
+        assert_eq!(caught.at, Some(at as u64 + 1), "{penalty:?}: {caught:?}");
+
+        // A drawn tile that is not the pile's next: a difference, not a panic.
+        let (at, _) = events
+            .iter()
+            .enumerate()
+            .find(|(_, e)| matches!(e, Event::TileDrawn { .. }))
+            .unwrap();
+        let mut drawn = events.clone();
+        if let Event::TileDrawn { tile, .. } = &mut drawn[at] {
+            *tile = if *tile == "K13".parse::<Tile>().unwrap() {
+                "R1".parse::<Tile>().unwrap()
+            } else {
+                "K13".parse::<Tile>().unwrap()
+            };
+        }
+        let caught = verify_events(&drawn);
+        assert_eq!(caught.at, Some(at as u64 + 1), "{caught:?}");
+
+        // Not a hand.
+        assert!(verify_events(&events[1..]).problem.is_some());
     }
 
     #[test]

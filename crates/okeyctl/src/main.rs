@@ -44,7 +44,8 @@ enum Top {
     /// Check a hand alone (a player's token, once it has ended): the revealed seed against the
     /// commitment, the deal dealt again, every event re-folded through the rules, every penalty
     /// and score re-derived. Prints each check; exits 1 naming the event of a difference, 2 when
-    /// it cannot check (a hand still in play: its seed is revealed at its end).
+    /// it cannot check (a hand still in play: its seed is revealed at its end). Given a file
+    /// `export-hand` wrote instead, checks every move, penalty and score of it the same way.
     Verify(VerifyArgs),
     /// Print an access token minted with the local development signing key (`make run` writes it
     /// into its run directory, `.run/` or OKEY_RUN_DIR), e.g. a support token for `export-hand` on
@@ -76,11 +77,13 @@ impl Remote {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// The table: `tables/{id}`.
+    /// The table: `tables/{id}` (with --hand); or a file `okeyctl export-hand` wrote, whose
+    /// deal is taken as written (a file holds no seed commitment) and whose every move, penalty
+    /// and score is re-derived.
     table: String,
-    /// The hand, 1-based.
+    /// The hand of the table, 1-based.
     #[arg(long)]
-    hand: u32,
+    hand: Option<u32>,
     #[command(flatten)]
     remote: Remote,
 }
@@ -268,6 +271,13 @@ fn main() -> ExitCode {
 
 /// Verifies a hand; exits 1 on a difference, 2 when it could not be read.
 fn verify(args: &VerifyArgs) -> ExitCode {
+    if !args.table.starts_with("tables/") && std::path::Path::new(&args.table).is_file() {
+        return verify_file(std::path::Path::new(&args.table));
+    }
+    let Some(hand) = args.hand else {
+        eprintln!("okeyctl verify {}: which hand? Pass --hand N", args.table);
+        return ExitCode::from(2);
+    };
     let token = match args.remote.token() {
         Ok(token) => token,
         Err(e) => {
@@ -280,7 +290,7 @@ fn verify(args: &VerifyArgs) -> ExitCode {
         &args.remote.table_url,
         token,
         &table,
-        args.hand,
+        hand,
     ));
     let report = match report {
         Ok(report) => report,
@@ -289,7 +299,7 @@ fn verify(args: &VerifyArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    println!("{table} hand {}", args.hand);
+    println!("{table} hand {}", hand);
     for line in &report.checked {
         println!("  {line}");
     }
@@ -297,7 +307,7 @@ fn verify(args: &VerifyArgs) -> ExitCode {
         None => {
             println!(
                 "verified: hand {} is what its seed and the rules give",
-                args.hand
+                hand
             );
             ExitCode::SUCCESS
         }
@@ -312,12 +322,60 @@ fn verify(args: &VerifyArgs) -> ExitCode {
     }
 }
 
+/// Checks a file `export-hand` wrote: every move re-decided, every penalty and score re-derived.
+fn verify_file(path: &std::path::Path) -> ExitCode {
+    let events = match okeyctl::replay::load_events(path) {
+        Ok(events) => events,
+        Err(e) => {
+            eprintln!("{}: {e:#}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let checked = okey_table::verify::verify_events(&events);
+    match checked.problem {
+        None => {
+            println!(
+                "verified: {} events of {}: every move is one the rules allow from the deal the \
+                 file gives, every penalty and end-of-hand score is the one they give{}",
+                events.len(),
+                path.display(),
+                if okeyctl::history::has_end(&events) {
+                    ""
+                } else {
+                    " (the hand has no end in the file: checked as far as it goes)"
+                }
+            );
+            println!(
+                "  the deal itself is taken from the file: to check it against the seed the \
+                 table committed to, verify tables/{{id}} --hand N"
+            );
+            ExitCode::SUCCESS
+        }
+        Some(problem) => {
+            println!("not verified: {problem}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// Tells a hand from a file, or fetched from the table service.
 fn replay(args: &ReplayArgs) -> ExitCode {
     if !args.source.starts_with("tables/") {
         let path = PathBuf::from(&args.source);
         return match okeyctl::replay::load_events(&path) {
             Ok(events) => {
+                // A file is told only as far as the rules explain it: a changed number or tile
+                // is said, and the telling stops before it.
+                let checked = okey_table::verify::verify_events(&events);
+                if let (Some(problem), Some(at)) = (&checked.problem, checked.at) {
+                    println!(
+                        "NOT AS THE RULES GIVE IT: {problem}. The file was changed, or is not \
+                         what this engine wrote; told up to version {}",
+                        at.saturating_sub(1)
+                    );
+                    print_replay(&events[..(at.saturating_sub(1) as usize).min(events.len())]);
+                    return ExitCode::from(1);
+                }
                 print_file_replay(&events);
                 ExitCode::SUCCESS
             }

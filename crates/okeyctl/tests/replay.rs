@@ -63,3 +63,53 @@ fn replays_an_event_file_the_same_way() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("start with hand_started"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A file whose numbers or tiles were changed is not told as if the rules had written it:
+/// `replay` says where it stops holding together and exits 1, `verify FILE` names the event.
+#[test]
+fn a_changed_file_is_said_to_be_changed_by_replay_and_verify() {
+    let path = scenario("134_four_tile_set_with_two_okeys_gives_back_one.json");
+    let s = okeyctl::conformance::load(&path).unwrap();
+    let (_, _, events) = okeyctl::conformance::play(&s).unwrap();
+    let dir = std::env::temp_dir().join(format!("okeyctl-changed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, events: &[serde_json::Value]| {
+        let file = dir.join(name);
+        let lines: Vec<String> = events.iter().map(|e| e.to_string()).collect();
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        file
+    };
+    let values: Vec<serde_json::Value> = events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    let whole = write("whole.jsonl", &values);
+    let verified = okeyctl().arg("verify").arg(&whole).output().unwrap();
+    assert!(
+        verified.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verified.stdout)
+    );
+
+    // The penalty's points changed.
+    let mut changed = values.clone();
+    let at = changed
+        .iter()
+        .position(|e| e["type"] == "penalty_charged")
+        .expect("scenario 134 charges a penalty");
+    changed[at]["points"] = serde_json::json!(1);
+    let file = write("changed.jsonl", &changed);
+    let told = okeyctl().arg("replay").arg(&file).output().unwrap();
+    assert_eq!(told.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&told.stdout).to_string();
+    assert!(text.starts_with("NOT AS THE RULES GIVE IT"), "{text}");
+    assert!(!text.contains("penalty #0"), "told past the change: {text}");
+    let checked = okeyctl().arg("verify").arg(&file).output().unwrap();
+    assert_eq!(checked.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&checked.stdout).contains(&format!("version {}", at + 1)),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
