@@ -176,10 +176,23 @@ impl std::fmt::Display for ScoreBasis {
                 if pairs {
                     why.push("opened with pairs");
                 }
+                // Each fact doubles m only where the table's rules count it (a preset may not):
+                // say so when they did not all count.
+                let counted = 1i32 << why.len();
                 let why = if why.is_empty() {
                     String::new()
-                } else {
+                } else if counted == multiplier {
                     format!(" ({})", why.join(", "))
+                } else if multiplier == 1 {
+                    format!(
+                        " ({}: not doubled under this table's rules)",
+                        why.join(", ")
+                    )
+                } else {
+                    format!(
+                        " ({}: only some doubled under this table's rules)",
+                        why.join(", ")
+                    )
                 };
                 write!(f, "went out: -101 x {multiplier}{why} = {p}")
             }
@@ -1180,12 +1193,23 @@ impl Hand {
             } else if seed004 && d {
                 ScoreBasis::Fixed {
                     points: if o { 8 * PENALTY } else { 4 * PENALTY },
-                    why: "seed 004: after a direct finish every opponent scores 404, 808 if the final discard is an okey",
+                    why: if o {
+                        "penalties preset: after a direct finish with an okey every opponent scores 808"
+                    } else {
+                        "penalties preset: after a direct finish every opponent scores 404"
+                    },
                 }
             } else if seed004 && self.opened[s as usize].is_none() {
                 ScoreBasis::Fixed {
                     points: 2 * PENALTY * (1 << (o as u32 + p as u32)),
-                    why: "seed 004: never opened, 202; 404 after an okey or pairs finish; 808 after both",
+                    why: match (o, p) {
+                        (false, false) => "penalties preset: never opened",
+                        (true, false) => "penalties preset: never opened, after an okey finish",
+                        (false, true) => "penalties preset: never opened, after a pairs finish",
+                        (true, true) => {
+                            "penalties preset: never opened, after an okey and pairs finish"
+                        }
+                    },
                 }
             } else if seed004 {
                 // Seed 004 multiplies only the never-opened ("each player who never opened gets

@@ -4,6 +4,7 @@
 
 use crate::hand::{Event, Hand, OpenKind, PenaltyReason};
 use crate::meld::{Form, TableMeld, can_take};
+use crate::ruleset::{PlayableDiscard, RuleSet};
 use crate::tile::Tile;
 
 /// One event of the hand, told.
@@ -56,7 +57,7 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
         version: hand.version,
         event: first.name(),
         text: format!(
-            "dealt: indicator {}, okey {} (a false joker plays as {}); seat {} plays first with 22 tiles; {} in the centre pile; rules {} ({:?} threshold{})",
+            "dealt: indicator {}, okey {} (a false joker plays as {}); seat {} plays first with 22 tiles; {} in the centre pile; rules {} ({:?} threshold{}){}",
             hand.indicator,
             hand.okey.tile(),
             hand.okey.face,
@@ -65,6 +66,7 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
             hand.rules.preset.name(),
             hand.rules.threshold,
             if hand.rules.partners { ", partners" } else { "" },
+            options_text(&hand.rules),
         ),
     });
     let mut last_discard: Option<(u8, Tile)> = None;
@@ -92,7 +94,7 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
                 if voided.is_empty() {
                     String::new()
                 } else {
-                    format!(" and penalties {voided:?} voided")
+                    format!(" and {} voided", penalties_text(&before, voided))
                 }
             ),
             Event::HandOpened {
@@ -181,6 +183,11 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
                         .map(|(i, _)| format!("meld {i}"))
                         .collect();
                     t.push_str(&format!(" (playable: {} could take it)", fits.join(", ")));
+                    if !before.rules.in_play_penalties {
+                        t.push_str("; not charged: in-play penalties are off");
+                    } else if before.rules.playable_discard == PlayableDiscard::Called {
+                        t.push_str("; charged only if the next player calls it");
+                    }
                 }
                 t
             }
@@ -212,7 +219,16 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
             }
             Event::HandCancelled { voided } => {
                 format!(
-                    "all four players opened with pairs: the hand is cancelled, penalties {voided:?} are void and it is dealt again"
+                    "all four players opened with pairs: the hand is cancelled, {} and it is dealt again",
+                    if voided.is_empty() {
+                        "no penalty to void".to_owned()
+                    } else {
+                        format!(
+                            "{} {} void",
+                            penalties_text(&before, voided),
+                            if voided.len() == 1 { "is" } else { "are" }
+                        )
+                    }
                 )
             }
             Event::HandEnded { end } => {
@@ -239,6 +255,72 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
         });
     }
     out
+}
+
+/// The penalties `ids` of `hand`, each as its own line told it: "penalty #0 (seat 0 +101
+/// discard_okey)".
+fn penalties_text(hand: &Hand, ids: &[u32]) -> String {
+    ids.iter()
+        .map(|id| match hand.penalties.iter().find(|p| p.id == *id) {
+            Some(p) => format!(
+                "penalty #{id} (seat {} +{} {})",
+                p.seat,
+                p.points,
+                p.reason.code()
+            ),
+            None => format!("penalty #{id}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The options of `rules` that decide penalties and scores, said when they are not what the
+/// preset plays by itself: ", with in-play penalties off, playable discards charged when called".
+fn options_text(rules: &RuleSet) -> String {
+    let preset = rules.preset.rules();
+    let on_off = |on: bool| if on { "on" } else { "off" };
+    let mut changed: Vec<String> = Vec::new();
+    if rules.in_play_penalties != preset.in_play_penalties {
+        changed.push(format!(
+            "in-play penalties {}",
+            on_off(rules.in_play_penalties)
+        ));
+    }
+    if rules.playable_discard != preset.playable_discard {
+        changed.push(match rules.playable_discard {
+            PlayableDiscard::Auto => "playable discards charged at once".into(),
+            PlayableDiscard::Called => "playable discards charged only when called".into(),
+        });
+    }
+    if rules.run_wraps_12_13_1 != preset.run_wraps_12_13_1 {
+        changed.push(format!(
+            "runs ending 12-13-1 {}",
+            on_off(rules.run_wraps_12_13_1)
+        ));
+    }
+    if rules.act_after_opening_same_turn != preset.act_after_opening_same_turn {
+        changed.push(format!(
+            "laying and adding in the turn of opening {}",
+            on_off(rules.act_after_opening_same_turn)
+        ));
+    }
+    if rules.pairs_take_discard != preset.pairs_take_discard {
+        changed.push(format!(
+            "pair openers taking the side discard {}",
+            on_off(rules.pairs_take_discard)
+        ));
+    }
+    if rules.threshold != preset.threshold {
+        changed.push(format!(
+            "{:?} threshold instead of the preset's",
+            rules.threshold
+        ));
+    }
+    if changed.is_empty() {
+        String::new()
+    } else {
+        format!(", with {}", changed.join(", "))
+    }
 }
 
 fn why(before: &Hand, reason: PenaltyReason, last_discard: Option<(u8, Tile)>) -> String {
@@ -276,7 +358,36 @@ fn why(before: &Hand, reason: PenaltyReason, last_discard: Option<(u8, Tile)>) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hand::ScoreBasis;
     use crate::{Command, Deal, Preset};
+
+    #[test]
+    fn a_finish_names_its_facts_and_whether_the_table_doubled_them() {
+        let finish = |multiplier, direct, okey, pairs| {
+            ScoreBasis::Finisher {
+                multiplier,
+                direct,
+                okey,
+                pairs,
+            }
+            .to_string()
+        };
+        assert_eq!(
+            finish(4, true, false, true),
+            "went out: -101 x 4 (direct finish, opened with pairs) = -404"
+        );
+        // `solo` and `practice` count only the okey finish.
+        assert_eq!(
+            finish(1, false, false, true),
+            "went out: -101 x 1 (opened with pairs: not doubled under this table's rules) = -101"
+        );
+        assert_eq!(
+            finish(2, true, true, false),
+            "went out: -101 x 2 (direct finish, final discard an okey: only some doubled under \
+             this table's rules) = -202"
+        );
+        assert_eq!(finish(1, false, false, false), "went out: -101 x 1 = -101");
+    }
 
     #[test]
     fn a_replay_tells_every_event_and_every_score() {
