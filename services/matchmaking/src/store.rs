@@ -797,7 +797,16 @@ impl Store {
         F: FnOnce(&Room, bool) -> Result<RoomChange, MatchmakingError>,
     {
         let mut tx = self.pool.begin().await?;
-        let locked = StoredRoom::select("WHERE r.room_id = $1 FOR UPDATE OF r")
+        // Lock the room first, then read it whole in a statement of its own: a statement that
+        // waited for the lock sees the locked row again but its members subquery as of its own
+        // start (READ COMMITTED), so two concurrent joins both took the same free seat and the
+        // second failed on the seat's key.
+        sqlx::query_scalar::<_, i32>("SELECT 1 FROM rooms WHERE room_id = $1 FOR UPDATE")
+            .bind(room_id)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(MatchmakingError::RoomNotFound)?;
+        let locked = StoredRoom::select("WHERE r.room_id = $1")
             .bind(room_id)
             .optional(&mut *tx)
             .await?

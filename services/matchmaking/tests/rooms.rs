@@ -698,3 +698,47 @@ async fn a_started_rooms_bots_are_shown_as_its_table_shows_them_at_every_level()
 
     w.stop().await;
 }
+
+/// Joins that arrive together each get the lowest seat still free, or `room_full`: never an
+/// UNAVAILABLE (two concurrent joins once took the same seat and the second failed on its key).
+#[tokio::test]
+async fn joins_at_the_same_moment_fill_the_free_seats_and_the_rest_are_told_it_is_full() {
+    let Some(mut w) = World::start(&[]).await else {
+        return;
+    };
+    let g = w
+        .backends
+        .guests_named(&["Host", "A", "B", "C", "D", "E", "F"])
+        .await;
+    for round in 0..3 {
+        let room = create(&mut w.api, &g[0], "", false, true).await;
+        let joins = g[1..].iter().map(|guest| {
+            let mut api = w.api.clone();
+            let code = room.code.clone();
+            async move { join(&mut api, guest, &code, "").await }
+        });
+        let answers = futures_util::future::join_all(joins).await;
+        let mut seated = 0;
+        for answer in answers {
+            match answer {
+                Ok(_) => seated += 1,
+                Err(e) => {
+                    assert_eq!(e.code(), Code::FailedPrecondition, "round {round}: {e:?}");
+                    assert_eq!(reason(&e), "room_full", "round {round}: {e:?}");
+                }
+            }
+        }
+        assert_eq!(seated, 3, "round {round}: the three free seats are taken");
+        let now = w
+            .api
+            .get_room(g[0].req(pb::GetRoomRequest {
+                name: room.name.clone(),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .room
+            .unwrap();
+        assert!(now.members.iter().all(|m| !m.player.is_empty()), "{now:?}");
+    }
+}
