@@ -318,9 +318,19 @@ pub fn verify(fetched: &Fetched) -> Report {
                 ));
             }
         }
+        // A total the rules floor at zero (`floor_totals_at_zero`, yudum) is not the plain sum:
+        // say so, with the sum, rather than print an equation that does not add up.
+        let summed: Vec<i64> = (0..4)
+            .map(|s| totals_before[s] + i64::from(end.scores[s]) + i64::from(result.penalties[s]))
+            .collect();
+        let floored = if summed.as_slice() == totals.as_slice() {
+            String::new()
+        } else {
+            format!(", floored at zero by this table's rules (the plain sum is {summed:?})")
+        };
         report.checked.push(format!(
             "ok  totals      v{ended_version}: standing penalties {:?}, totals {:?} = {:?} before \
-             this deal + its scores and penalties",
+             this deal + its scores and penalties{floored}",
             result.penalties, totals, totals_before
         ));
         totals_before = *totals;
