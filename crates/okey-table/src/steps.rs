@@ -242,9 +242,22 @@ fn state(
     deal: u32,
     seats: &[Option<String>; 4],
     absence: &Absence,
-    totals: [i64; 4],
+    (totals_before, totals): ([i64; 4], [i64; 4]),
 ) -> StepState {
     let penalties = hand.penalty_totals();
+    // A total the table's rules floored at zero (yudum) is not the plain sum: the basis says so.
+    let basis = |s: usize, basis: String, score: i32| {
+        let summed = totals_before[s] + i64::from(score) + i64::from(penalties[s]);
+        if summed == totals[s] {
+            basis
+        } else {
+            format!(
+                "{basis}; match total {} + {score} + {} = {summed}, written as {}: this table's \
+                 rules floor totals at zero",
+                totals_before[s], penalties[s], totals[s]
+            )
+        }
+    };
     let scores = match (hand.end, hand.score_bases()) {
         (Some(end), Some(bases)) => Some(HandScores {
             outcome: outcome(end.outcome).to_owned(),
@@ -252,7 +265,7 @@ fn state(
             multiplier: end.multiplier,
             seats: std::array::from_fn(|s| SeatScore {
                 seat: s as Seat,
-                basis: bases[s].to_string(),
+                basis: basis(s, bases[s].to_string(), end.scores[s]),
                 hand_score: end.scores[s],
                 penalties: penalties[s],
                 total: totals[s],
@@ -323,6 +336,7 @@ pub fn hand_replay(
     let mut engine_deals: Vec<Vec<Event>> = Vec::new();
     let mut steps = Vec::new();
     let mut totals = span.totals_before;
+    let mut totals_before = span.totals_before;
     for (version, entry) in entries {
         let Some(stored) = events.get(*version as usize - 1) else {
             continue;
@@ -341,6 +355,7 @@ pub fn hand_replay(
                     end, totals: after, ..
                 },
             ) => {
+                totals_before = totals;
                 totals = *after;
                 Some(Event::HandEnded { end: *end })
             }
@@ -390,7 +405,7 @@ pub fn hand_replay(
             seat,
             told,
             penalty: charged,
-            state: state(hand, *number, &seats, &absence, totals),
+            state: state(hand, *number, &seats, &absence, (totals_before, totals)),
         });
     }
     if let Some((_, folded, _)) = deal.take() {
