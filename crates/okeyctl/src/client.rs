@@ -82,7 +82,7 @@ pub async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
         .connect_timeout(Duration::from_secs(3))
         .timeout(Duration::from_secs(30));
     let channel = endpoint.connect().await.map_err(|e| {
-        let moved = crate::demo::local_port_var(service).map_or_else(String::new, |(var, _)| {
+        let moved = crate::local::local_port_var(service).map_or_else(String::new, |(var, _)| {
             format!(" (on moved ports, export the same {var} as the run, or pass its URL)")
         });
         anyhow!(

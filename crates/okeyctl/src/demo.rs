@@ -1004,7 +1004,7 @@ fn spinner(show: bool) -> indicatif::ProgressBar {
 }
 
 /// The default place of the local signing key `make run` generates (in the default run
-/// directory; [`local_signing_key`] follows `OKEY_RUN_DIR`).
+/// directory; [`crate::local::local_signing_key`] follows `OKEY_RUN_DIR`).
 pub fn default_signing_key() -> &'static Path {
     Path::new(".run/dev-signing-key.pem")
 }
@@ -1012,45 +1012,6 @@ pub fn default_signing_key() -> &'static Path {
 /// The accounts service on `make run`'s default port (the support-token hint names
 /// `--accounts` unless the demo's is this one).
 pub const DEFAULT_ACCOUNTS_URL: &str = "http://127.0.0.1:50051";
-
-/// The variable `make run` (deploy/lib.sh) moves a local service's port with, and its default
-/// port; `None` for a service it does not start.
-pub fn local_port_var(service: &str) -> Option<(&'static str, u16)> {
-    match service {
-        "accounts" => Some(("OKEY_ACCOUNTS_PORT", 50051)),
-        "matchmaking" => Some(("OKEY_MATCHMAKING_PORT", 50052)),
-        "table" => Some(("OKEY_TABLE_PORT", 50053)),
-        "scoring" => Some(("OKEY_SCORING_PORT", 50054)),
-        _ => None,
-    }
-}
-
-/// A local service where `make run` starts it: `http://127.0.0.1:<port>`, the port from the
-/// same variable as the scripts (`OKEY_ACCOUNTS_PORT`, `OKEY_MATCHMAKING_PORT`, `OKEY_TABLE_PORT`,
-/// `OKEY_SCORING_PORT`), else the default port. The tool's URL defaults; a flag wins.
-pub fn local_url(service: &str) -> String {
-    let (var, default) = local_port_var(service).unwrap_or(("", 0));
-    let port = std::env::var(var)
-        .ok()
-        .map(|p| p.trim().to_owned())
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| default.to_string());
-    format!("http://127.0.0.1:{port}")
-}
-
-/// The run directory of `make run`: `OKEY_RUN_DIR` when set (as deploy/lib.sh reads it), else
-/// `.run` (relative to the repository, where the tool is run from).
-pub fn local_run_dir() -> PathBuf {
-    std::env::var_os("OKEY_RUN_DIR")
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| PathBuf::from(".run"), PathBuf::from)
-}
-
-/// The local signing key `make run` generates, in its run directory ([`local_run_dir`]): the
-/// default of `--signing-key`.
-pub fn local_signing_key() -> PathBuf {
-    local_run_dir().join("dev-signing-key.pem")
-}
 
 /// The command the demo prints for a support token of the run it played on: `okeyctl token
 /// --role support` with the demo's accounts service and signing key, each named only when it is

@@ -6,6 +6,7 @@ pub mod client;
 pub mod conformance;
 pub mod demo;
 pub mod history;
+pub mod local;
 pub mod replay;
 pub mod simulate;
 pub mod verify;

@@ -57,7 +57,7 @@ enum Top {
 #[derive(Args)]
 struct Remote {
     /// The table service (by default on the port OKEY_TABLE_PORT names, as for `make run`).
-    #[arg(long, env = "OKEY_TABLE_URL", default_value_t = okeyctl::demo::local_url("table"))]
+    #[arg(long, env = "OKEY_TABLE_URL", default_value_t = okeyctl::local::local_url("table"))]
     table_url: String,
     /// An access token: a player's (hands they sat in, once ended) or a support token (any
     /// hand, also one still in play; the read is audited).
@@ -101,21 +101,21 @@ struct TokenArgs {
     ttl_secs: u64,
     /// The accounts service: its published keys, issuer and audience (by default on the port
     /// OKEY_ACCOUNTS_PORT names, as for `make run`).
-    #[arg(long, default_value_t = okeyctl::demo::local_url("accounts"))]
+    #[arg(long, default_value_t = okeyctl::local::local_url("accounts"))]
     accounts: String,
     /// The PKCS#8 Ed25519 private key (PEM) the accounts service signs with (by default the one
     /// `make run` wrote into OKEY_RUN_DIR, else .run).
-    #[arg(long, default_value_os_t = okeyctl::demo::local_signing_key())]
+    #[arg(long, default_value_os_t = okeyctl::local::local_signing_key())]
     signing_key: PathBuf,
 }
 
 #[derive(Args)]
 struct DemoArgs {
     /// The accounts service (by default on the port OKEY_ACCOUNTS_PORT names, as for `make run`).
-    #[arg(long, default_value_t = okeyctl::demo::local_url("accounts"))]
+    #[arg(long, default_value_t = okeyctl::local::local_url("accounts"))]
     accounts: String,
     /// The table service (by default on the port OKEY_TABLE_PORT names, as for `make run`).
-    #[arg(long, default_value_t = okeyctl::demo::local_url("table"))]
+    #[arg(long, default_value_t = okeyctl::local::local_url("table"))]
     table: String,
     /// The matchmaking service: the guest finds a table there with bots (quick play) and plays
     /// its seat, no operator token needed. Without it, a table of four bots is made with an
@@ -124,14 +124,14 @@ struct DemoArgs {
     matchmaking: Option<String>,
     /// A PKCS#8 Ed25519 private key (PEM) the accounts service signs with; `make run` generates
     /// one there (in OKEY_RUN_DIR, else .run) and starts accounts with it.
-    #[arg(long, default_value_os_t = okeyctl::demo::local_signing_key())]
+    #[arg(long, default_value_os_t = okeyctl::local::local_signing_key())]
     signing_key: PathBuf,
     /// Write no hand files (each hand is otherwise fetched through GetHandHistory).
     #[arg(long)]
     no_export: bool,
     /// Where the hand files go (`<dir>/<table id>/hand-<n>.jsonl`; by default in the run
     /// directory, OKEY_RUN_DIR or .run).
-    #[arg(long, default_value_os_t = okeyctl::demo::local_run_dir().join("demo"))]
+    #[arg(long, default_value_os_t = okeyctl::local::local_run_dir().join("demo"))]
     hands_dir: PathBuf,
     /// Rule preset: classic, yudum, practice, solo, penalties.
     #[arg(long, default_value = "classic")]
