@@ -1,6 +1,7 @@
 //! The analysts' interface: every example query of docs/analytics.md runs as the read-only role
-//! `okey_analyst` against a ledger filled by a real match, and the role is refused writes and
-//! reads outside the `analytics` schema.
+//! `okey_analyst` against a ledger filled by a real match, the role is refused writes (temporary
+//! tables included) and reads outside the `analytics` schema, and every view and column carries
+//! the guide's description as a database comment.
 
 mod common;
 
@@ -26,6 +27,36 @@ fn example_queries() -> Vec<String> {
                 .unwrap_or_default()
                 .trim()
                 .to_owned()
+        })
+        .collect()
+}
+
+/// A view of the guide: its name, what a row is, and each column's name and meaning.
+type DocumentedView = (String, String, Vec<(String, String)>);
+
+/// The guide's column tables: per view (`### `analytics.x` — what a row is`), what a row is and
+/// each column's meaning, in the order of the table.
+fn documented_views() -> Vec<DocumentedView> {
+    GUIDE
+        .split("\n### `analytics.")
+        .skip(1)
+        .map(|section| {
+            let (view, rest) = section.split_once('`').unwrap();
+            let heading = rest.lines().next().unwrap().trim_start_matches(" — ");
+            let columns = rest
+                .lines()
+                .take_while(|l| !l.starts_with("## ") && !l.starts_with("### "))
+                .filter_map(|l| {
+                    let cells: Vec<&str> = l
+                        .strip_prefix("| `")?
+                        .strip_suffix(" |")?
+                        .split(" | ")
+                        .collect();
+                    let (name, meaning) = (cells.first()?.strip_suffix('`')?, cells.get(2)?);
+                    Some((name.to_owned(), (*meaning).to_owned()))
+                })
+                .collect();
+            (view.to_owned(), heading.to_owned(), columns)
         })
         .collect()
 }
@@ -89,6 +120,70 @@ async fn the_analyst_role_runs_every_example_and_nothing_else() {
         .unwrap();
     assert!(hands >= 3);
 
+    // Every view and column says what it holds in the database (`\d+`), as the guide does.
+    let views: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT c.relname::text, obj_description(c.oid, 'pg_class')
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'analytics' ORDER BY c.relname",
+    )
+    .fetch_all(&mut analyst)
+    .await
+    .unwrap();
+    let columns: Vec<(String, String, Option<String>)> = sqlx::query_as(
+        "SELECT c.relname::text, a.attname::text, col_description(c.oid, a.attnum)
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+         JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'analytics' AND a.attnum > 0 AND NOT a.attisdropped
+         ORDER BY c.relname, a.attnum",
+    )
+    .fetch_all(&mut analyst)
+    .await
+    .unwrap();
+    assert_eq!(views.len(), 7, "{views:?}");
+    assert_eq!(columns.len(), 87);
+    for (view, description) in &views {
+        assert!(
+            description.as_deref().is_some_and(|d| !d.trim().is_empty()),
+            "analytics.{view} has no description"
+        );
+    }
+    for (view, column, description) in &columns {
+        assert!(
+            description.as_deref().is_some_and(|d| !d.trim().is_empty()),
+            "analytics.{view}.{column} has no description"
+        );
+    }
+    let documented = documented_views();
+    let mut names: Vec<&str> = documented.iter().map(|(v, _, _)| v.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        views.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>(),
+        "the guide's views"
+    );
+    for (view, heading, rows) in &documented {
+        let (_, description) = views.iter().find(|(v, _)| v == view).unwrap();
+        assert!(
+            description
+                .as_deref()
+                .unwrap()
+                .to_lowercase()
+                .starts_with(heading.as_str()),
+            "analytics.{view}: {description:?} does not say the guide's {heading:?}"
+        );
+        let in_database: Vec<(&str, &str)> = columns
+            .iter()
+            .filter(|(v, _, _)| v == view)
+            .map(|(_, c, d)| (c.as_str(), d.as_deref().unwrap()))
+            .collect();
+        let in_guide: Vec<(&str, &str)> =
+            rows.iter().map(|(c, m)| (c.as_str(), m.as_str())).collect();
+        assert_eq!(
+            in_database, in_guide,
+            "analytics.{view}: database comments and the guide"
+        );
+    }
+
     // No writes, no reads of the service's own tables.
     for statement in [
         "INSERT INTO public.ledger_entries (event_id, table_version, match_id, hand_number,
@@ -101,6 +196,9 @@ async fn the_analyst_role_runs_every_example_and_nothing_else() {
         "SELECT count(*) FROM public.applied_events",
         "SELECT count(*) FROM public.table_progress",
         "CREATE TABLE analytics.mine (x int)",
+        "CREATE TABLE public.mine (x int)",
+        // PUBLIC's TEMPORARY, revoked on the scoring database (0009).
+        "CREATE TEMP TABLE mine (x int)",
     ] {
         let e = sqlx::query(statement)
             .execute(&mut analyst)
