@@ -276,6 +276,10 @@ pub enum Event {
         kind: OpenKind,
         amount: u32,
         needed: u32,
+        /// The melds shown, as they would have been laid (events stored before they were
+        /// recorded have none).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        melds: Vec<TableMeld>,
     },
     MeldsLaid {
         seat: Seat,
@@ -890,6 +894,7 @@ impl Hand {
                 kind,
                 amount,
                 needed,
+                melds: placed,
             });
             self.charge(&mut events, seat, PENALTY, PenaltyReason::WrongOpening);
             if let Taken::SideDiscard { tile, .. } = self.turn.taken {

@@ -121,14 +121,21 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
                 kind,
                 amount,
                 needed,
+                melds,
             } => {
                 let unit = if *kind == OpenKind::Pairs {
                     "pairs"
                 } else {
                     "points"
                 };
+                let shown = if melds.is_empty() {
+                    String::new()
+                } else {
+                    let ms: Vec<String> = melds.iter().map(|m| meld_text(&before, m)).collect();
+                    format!(" ({})", ms.join("; "))
+                };
                 format!(
-                    "seat {seat} tried to open with {amount} {unit} but needed {needed}: a wrong opening, the tiles stay in the rack and only a discard is left"
+                    "seat {seat} tried to open with {amount} {unit}{shown} but needed {needed}: a wrong opening, the tiles stay in the rack and only a discard is left"
                 )
             }
             Event::MeldsLaid { seat, melds } => {

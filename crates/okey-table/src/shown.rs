@@ -83,6 +83,21 @@ pub fn show(
                 })
                 .map(|_| *tile),
         },
+        // A wrong opening's melds go back to the rack: only its seat sees them again.
+        TableEvent::Played {
+            event: Event::WrongOpening { seat, melds, .. },
+            ..
+        } if viewer != Some(*seat) && !melds.is_empty() => {
+            let mut hidden = event.clone();
+            if let TableEvent::Played {
+                event: Event::WrongOpening { melds, .. },
+                ..
+            } = &mut hidden
+            {
+                melds.clear();
+            }
+            Shown::Public { event: hidden }
+        }
         other => Shown::Public {
             event: other.clone(),
         },
@@ -135,5 +150,56 @@ impl Published {
             time,
             event: public(event),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use okey_rules::hand::OpenKind;
+    use okey_rules::meld::{Form, Placed};
+    use okey_rules::{Color, Face, TableMeld, Tile};
+
+    use super::*;
+
+    #[test]
+    fn a_wrong_openings_melds_are_shown_to_its_seat_only() {
+        let tiles: Vec<Placed> = ["R7", "R8", "R9"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Placed {
+                tile: t.parse::<Tile>().unwrap(),
+                reads: Face::new(Color::Red, 7 + i as u8),
+                by: 2,
+            })
+            .collect();
+        let wrong = TableEvent::Played {
+            hand_number: 1,
+            event: Event::WrongOpening {
+                seat: 2,
+                kind: OpenKind::Melds,
+                amount: 24,
+                needed: 101,
+                melds: vec![TableMeld {
+                    form: Form::Run { color: Color::Red },
+                    tiles,
+                    owner: 2,
+                }],
+            },
+            first_meld: None,
+            noted: Default::default(),
+        };
+        let melds_of = |shown: Shown| match shown {
+            Shown::Public {
+                event:
+                    TableEvent::Played {
+                        event: Event::WrongOpening { melds, .. },
+                        ..
+                    },
+            } => melds.len(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(melds_of(show(&wrong, Some(2), |_| None)), 1);
+        assert_eq!(melds_of(show(&wrong, Some(0), |_| None)), 0);
+        assert_eq!(melds_of(public(&wrong)), 0);
     }
 }

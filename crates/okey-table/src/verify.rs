@@ -488,25 +488,31 @@ fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>,
         Event::TableRolledBack { seat, .. } | Event::SideDiscardReturned { seat, .. } => {
             Some((*seat, Command::ReturnDiscard))
         }
-        Event::HandOpened { seat, melds, .. } => Some((
-            *seat,
-            Command::Open {
-                melds: melds
-                    .iter()
-                    .map(|m| {
-                        m.tiles
-                            .iter()
-                            .map(|p| MeldTile {
-                                tile: p.tile,
-                                reading: okey
-                                    .is_okey(p.tile)
-                                    .then(|| Face::new(p.reads.color, p.reads.number())),
-                            })
-                            .collect()
-                    })
-                    .collect(),
-            },
-        )),
+        // A wrong opening that names its melds is re-decided like an opening (one stored before
+        // they were recorded is checked below by its rule).
+        Event::HandOpened { seat, melds, .. } | Event::WrongOpening { seat, melds, .. }
+            if !melds.is_empty() =>
+        {
+            Some((
+                *seat,
+                Command::Open {
+                    melds: melds
+                        .iter()
+                        .map(|m| {
+                            m.tiles
+                                .iter()
+                                .map(|p| MeldTile {
+                                    tile: p.tile,
+                                    reading: okey
+                                        .is_okey(p.tile)
+                                        .then(|| Face::new(p.reads.color, p.reads.number())),
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                },
+            ))
+        }
         Event::OkeyRetrieved {
             seat,
             meld,
@@ -544,6 +550,7 @@ fn expected_events(hand: &Hand, first: &(u64, PublicPlay)) -> Result<Vec<Event>,
         kind,
         amount,
         needed,
+        ..
     } = &event
     {
         let s = *seat as usize % 4;

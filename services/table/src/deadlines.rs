@@ -597,6 +597,7 @@ mod tests {
                 kind: okey_rules::OpenKind::Melds,
                 amount: 30,
                 needed: 101,
+                melds: Vec::new(),
             },
         };
         let mut after = t.clone();

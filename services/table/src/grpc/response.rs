@@ -429,11 +429,14 @@ pub(super) fn played_to_proto(
             kind: opening_kind(Some(*kind)),
             melds: melds(ms),
         }),
+        // The melds shown stay in the rack: never on the wire, where other seats would see
+        // them (the full history, read after the hand or by support, has them).
         Event::WrongOpening {
             seat,
             kind,
             amount,
             needed,
+            melds: _,
         } => E::WrongOpening(pb::WrongOpening {
             seat: *seat as i32,
             kind: opening_kind(Some(*kind)),
