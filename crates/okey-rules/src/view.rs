@@ -109,11 +109,25 @@ impl SeatView {
 }
 
 /// What an event shows to `seat`: the event itself, or `None` when it is private to another
-/// seat. The deal and drawn tiles are private; everything else is public at the table.
+/// seat. The deal and drawn tiles are private, and so are the melds of another seat's wrong
+/// opening (they go back to its rack); everything else is public at the table.
 pub fn event_for_seat(event: &Event, seat: Seat) -> Option<Event> {
     match event {
         Event::HandStarted { .. } => None,
         Event::TileDrawn { seat: s, .. } if *s != seat => None,
+        Event::WrongOpening {
+            seat: s,
+            kind,
+            amount,
+            needed,
+            ..
+        } if *s != seat => Some(Event::WrongOpening {
+            seat: *s,
+            kind: *kind,
+            amount: *amount,
+            needed: *needed,
+            melds: Vec::new(),
+        }),
         e => Some(e.clone()),
     }
 }
