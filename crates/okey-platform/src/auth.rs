@@ -414,25 +414,11 @@ impl AccessTable {
     /// The methods of `services` (full names, `okey.v1.TableService`) in the okey.v1 contract
     /// that this table does not list, as gRPC paths.
     pub fn unlisted(&self, services: &[&str]) -> Vec<String> {
-        use prost::Message;
-        let set = prost_types::FileDescriptorSet::decode(okey_proto::FILE_DESCRIPTOR_SET)
-            .expect("the contract's descriptor set decodes");
-        let mut missing = Vec::new();
-        for file in &set.file {
-            for service in &file.service {
-                let full = format!("{}.{}", file.package(), service.name());
-                if !services.contains(&full.as_str()) {
-                    continue;
-                }
-                for method in &service.method {
-                    let path = format!("/{full}/{}", method.name());
-                    if !self.methods.contains_key(&path) {
-                        missing.push(path);
-                    }
-                }
-            }
-        }
-        missing
+        okey_proto::methods_of(services)
+            .into_iter()
+            .map(|m| m.path)
+            .filter(|path| !self.methods.contains_key(path))
+            .collect()
     }
 }
 

@@ -21,24 +21,13 @@ use crate::status::{self, Reason};
 /// The full gRPC paths (`/okey.v1.TableService/WatchTable`) of the server-streaming methods of
 /// `services` in the okey.v1 contract, plus health's Watch.
 pub fn streaming_methods(services: &[&str]) -> HashSet<String> {
-    use prost::Message;
     let mut paths = HashSet::from(["/grpc.health.v1.Health/Watch".to_owned()]);
-    let set = prost_types::FileDescriptorSet::decode(okey_proto::FILE_DESCRIPTOR_SET)
-        .expect("the contract's descriptor set decodes");
-    for file in &set.file {
-        for service in &file.service {
-            let full = format!("{}.{}", file.package(), service.name());
-            if services.contains(&full.as_str()) {
-                paths.extend(
-                    service
-                        .method
-                        .iter()
-                        .filter(|m| m.server_streaming())
-                        .map(|m| format!("/{full}/{}", m.name())),
-                );
-            }
-        }
-    }
+    paths.extend(
+        okey_proto::methods_of(services)
+            .into_iter()
+            .filter(|m| m.server_streaming)
+            .map(|m| m.path),
+    );
     paths
 }
 

@@ -24,3 +24,33 @@ pub mod service_names {
     /// `okey.v1.ScoringService`.
     pub const SCORING: &str = "okey.v1.ScoringService";
 }
+
+/// One method of the contract, as [`methods_of`] reads it from [`FILE_DESCRIPTOR_SET`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContractMethod {
+    /// Its full gRPC path: `/okey.v1.TableService/WatchTable`.
+    pub path: String,
+    /// The server answers with a stream.
+    pub server_streaming: bool,
+}
+
+/// Every method of `services` (full names, `okey.v1.TableService`) in the contract: what the
+/// access tables and the stream layer are checked against, read once from the descriptor set.
+pub fn methods_of(services: &[&str]) -> Vec<ContractMethod> {
+    use prost::Message;
+    let set = prost_types::FileDescriptorSet::decode(FILE_DESCRIPTOR_SET)
+        .expect("the contract's descriptor set decodes");
+    let mut methods = Vec::new();
+    for file in &set.file {
+        for service in &file.service {
+            let full = format!("{}.{}", file.package(), service.name());
+            if services.contains(&full.as_str()) {
+                methods.extend(service.method.iter().map(|m| ContractMethod {
+                    path: format!("/{full}/{}", m.name()),
+                    server_streaming: m.server_streaming(),
+                }));
+            }
+        }
+    }
+    methods
+}

@@ -109,20 +109,30 @@ impl SeatView {
 }
 
 /// What an event shows to `seat`: the event itself, or `None` when it is private to another
-/// seat. The deal and drawn tiles are private, and so are the melds of another seat's wrong
-/// opening (they go back to its rack); everything else is public at the table.
+/// seat. The deal is private; a seat's own events are whole; others' are what
+/// [`event_for_others`] leaves of them.
 pub fn event_for_seat(event: &Event, seat: Seat) -> Option<Event> {
     match event {
         Event::HandStarted { .. } => None,
-        Event::TileDrawn { seat: s, .. } if *s != seat => None,
+        e if e.seat() == Some(seat) => Some(e.clone()),
+        e => event_for_others(e),
+    }
+}
+
+/// What anyone but the seat that made `event` is shown of it (the public included): no deal, no
+/// drawn tile, and no melds of a wrong opening (they go back to the rack); everything else is
+/// public at the table.
+pub fn event_for_others(event: &Event) -> Option<Event> {
+    match event {
+        Event::HandStarted { .. } | Event::TileDrawn { .. } => None,
         Event::WrongOpening {
-            seat: s,
+            seat,
             kind,
             amount,
             needed,
             ..
-        } if *s != seat => Some(Event::WrongOpening {
-            seat: *s,
+        } => Some(Event::WrongOpening {
+            seat: *seat,
             kind: *kind,
             amount: *amount,
             needed: *needed,

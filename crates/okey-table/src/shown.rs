@@ -3,7 +3,7 @@
 //! seat's own dealt rack); everything else is public. Consumers parse [`Published`] and nothing
 //! else.
 
-use okey_rules::view::event_for_seat;
+use okey_rules::view::{event_for_others, event_for_seat};
 use okey_rules::{Deal, Event, Seat, Tile};
 use serde::{Deserialize, Serialize};
 
@@ -85,16 +85,14 @@ pub fn show(
         },
         // A wrong opening's melds go back to the rack: only its seat sees them again.
         TableEvent::Played {
-            event: Event::WrongOpening { seat, melds, .. },
+            event: wrong @ Event::WrongOpening { seat, .. },
             ..
-        } if viewer != Some(*seat) && !melds.is_empty() => {
+        } if viewer != Some(*seat) => {
             let mut hidden = event.clone();
-            if let TableEvent::Played {
-                event: Event::WrongOpening { melds, .. },
-                ..
-            } = &mut hidden
+            if let (TableEvent::Played { event, .. }, Some(others)) =
+                (&mut hidden, event_for_others(wrong))
             {
-                melds.clear();
+                *event = others;
             }
             Shown::Public { event: hidden }
         }
