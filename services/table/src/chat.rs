@@ -226,7 +226,6 @@ impl Chat {
             (true, true) => Channel::Team(team_of(seat)),
             (true, false) => return Err(ChatError::NoPartners),
         };
-        self.admit(table, sender).await?;
         let sent_at =
             DateTime::from_timestamp_millis(self.clock.now_ms() as i64).unwrap_or_else(Utc::now);
         let id = random_uuid();
@@ -249,6 +248,9 @@ impl Chat {
                     .collect(),
             ),
         };
+        // The row is inserted before the message is counted, in one transaction: a retry racing
+        // the first send waits on the row, then answers with it, and is never counted itself.
+        let mut tx = self.pool.begin().await?;
         let inserted = sqlx::query(
             "INSERT INTO chat_messages \
              (message_id, table_id, channel, sender, sender_seat, request_id, body, sent_at, \
@@ -265,10 +267,11 @@ impl Chat {
         .bind(&message.text)
         .bind(sent_at)
         .bind(recipients)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
         if inserted.rows_affected() == 0 {
             // A retry raced the first send: answer with the first.
+            tx.rollback().await?;
             let row = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(table)
                 .bind(sender)
@@ -277,6 +280,9 @@ impl Chat {
                 .await?;
             return Ok(decode(&row)?);
         }
+        // Refused past the burst: dropping the transaction takes the row back.
+        self.admit(table, sender).await?;
+        tx.commit().await?;
         let payload = serde_json::to_vec(&message).expect("messages serialize");
         self.nats
             .publish(self.subject(table, channel), payload.into())

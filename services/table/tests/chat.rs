@@ -1,6 +1,7 @@
 //! Table and partner chat against the real NATS, PostgreSQL and Redis: partner messages reach
 //! the partner and never an opponent (live or from the kept history), over-long and too-frequent
-//! messages are refused with a precise status, old messages are swept.
+//! messages are refused with a precise status (retries of one message counted once), old
+//! messages are swept.
 
 mod common;
 mod live_common;
@@ -249,5 +250,89 @@ async fn a_partner_message_sent_before_a_player_sat_down_stays_unread_by_them() 
         ]
     );
     drop((late, sender));
+    app.stop().await;
+}
+
+/// Retries of one message sent at the same moment (a client that timed out while its first send
+/// was still in flight) are answered with the one message stored, and counted once against the
+/// sender's burst: every retry waits on the first send's row instead of being counted as a new
+/// message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_retries_of_a_message_are_one_message_counted_once() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let settings = live_settings(
+        &infra,
+        &[
+            ("OKEY_LIVE__CHAT_BURST", "2"),
+            ("OKEY_LIVE__CHAT_WINDOW_MS", "600000"),
+        ],
+    );
+    let app = Replica::start(&settings, clock()).await;
+    let channel = connect(app.port).await;
+    let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
+    let people: Vec<Client> = (0..4)
+        .map(|_| Client::new(channel.clone(), &settings, &uuid(), &["player"]))
+        .collect();
+    let names: Vec<String> = people.iter().map(Client::player).collect();
+    let table = create(&mut admin, 1, true, &names, None).await;
+
+    // Each seat sends one message as 12 retries at once, then one new message (its second: within
+    // the burst of 2), then a third, which is refused.
+    for (seat, person) in people.iter().enumerate() {
+        let request_id = uuid();
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(12));
+        let sends: Vec<_> = (0..12)
+            .map(|_| {
+                let mut client = person.clone();
+                let (table, request_id, barrier) =
+                    (table.clone(), request_id.clone(), barrier.clone());
+                tokio::spawn(async move {
+                    let r = client.req(pb::SendChatMessageRequest {
+                        request_id,
+                        table,
+                        channel: pb::ChatChannel::Table as i32,
+                        text: "once".to_owned(),
+                    });
+                    barrier.wait().await;
+                    client.api.send_chat_message(r).await
+                })
+            })
+            .collect();
+        let mut ids = std::collections::BTreeSet::new();
+        for send in sends {
+            let answer = send.await.unwrap().unwrap_or_else(|s| {
+                panic!(
+                    "seat {seat}: a retry was refused: {:?} {}",
+                    s.code(),
+                    s.message()
+                )
+            });
+            ids.insert(answer.into_inner().message.unwrap().name);
+        }
+        assert_eq!(ids.len(), 1, "seat {seat}: retries answered {ids:?}");
+        let mut person = person.clone();
+        say(&mut person, &table, pb::ChatChannel::Table, "second")
+            .await
+            .unwrap_or_else(|s| panic!("seat {seat}: the second message was refused: {s:?}"));
+        let err = say(&mut person, &table, pb::ChatChannel::Table, "third")
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::ResourceExhausted, "seat {seat}");
+    }
+    let pool = sqlx::PgPool::connect(settings.database.url.expose())
+        .await
+        .unwrap();
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM chat_messages WHERE table_id = $1")
+        .bind(sqlx::types::Uuid::parse_str(table.trim_start_matches("tables/")).unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        stored, 8,
+        "one message and one second message from each seat"
+    );
+    pool.close().await;
     app.stop().await;
 }
