@@ -334,7 +334,6 @@ impl Caller {
         }
     }
 
-    /// True when the caller has `role`, or is an admin.
     /// The caller's own player account. A token whose subject is no account id (a staff or
     /// service identity, `okeyctl token`'s default) has none: NOT_FOUND `player_not_found`, not
     /// UNAUTHENTICATED (the token is good; refreshing it would not help).
@@ -351,6 +350,7 @@ impl Caller {
         })
     }
 
+    /// True when the caller has `role`, or is an admin.
     pub fn has_role(&self, role: Role) -> bool {
         self.roles.contains(&role) || self.roles.contains(&Role::Admin)
     }

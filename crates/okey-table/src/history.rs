@@ -1,6 +1,6 @@
 //! One hand of a table's stream: where its events lie and who sat in it ([`HandSpan`]), who may
-//! read its full history and when ([`admit`]: support at any time, a player who sat in it once it
-//! has ended, nobody else), the history itself with nothing hidden ([`entries`]: the whole deal,
+//! read its full history and when ([`admit`]: support at any time unless it sits in the hand
+//! being played, a player who sat in it once it has ended, nobody else), the history itself with nothing hidden ([`entries`]: the whole deal,
 //! every drawn tile), and a finished hand's engine events rebuilt in the form `okeyctl replay`
 //! reads: `hand_started` (the rule set and the deal re-dealt from the revealed seed, checked
 //! against the commitment announced at the deal), every `played` engine event, then `hand_ended`.
@@ -179,8 +179,10 @@ pub fn hand_span(events: &[TableEvent], hand_number: u32) -> Option<HandSpan> {
 /// Who asks for a hand's history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reader<'a> {
-    /// Role `support` (or admin): any hand at any time; every such read is audited.
-    Support,
+    /// Role `support` (or admin), by its player name: any hand at any time, except a hand in
+    /// progress it holds a seat in (it plays that one like any player); every such read is
+    /// audited.
+    Support(&'a str),
     /// Role `analyst`: any hand once it has ended (accounts.proto: "Reads finished hands").
     Analyst,
     /// Anyone else, by player name (`players/{id}`).
@@ -191,16 +193,21 @@ pub enum Reader<'a> {
 /// "Hidden information and fairness": nobody at the table sees another rack while the hand is
 /// played, so a player who sat in it reads it once it has ended ([`TableError::HandInProgress`]
 /// before), and nobody else does ([`TableError::NotInHand`], whether or not it was dealt).
-/// Support reads any hand, also while it is played; one not dealt is [`TableError::NoSuchHand`].
-/// An analyst reads any hand once it has ended, like a player who sat in it.
+/// Support reads any hand, also while it is played, unless it sat in that hand: a seated
+/// support member waits for the end like any player. A hand not dealt is
+/// [`TableError::NoSuchHand`] for support. An analyst reads any hand once it has ended, like a
+/// player who sat in it.
 pub fn admit<'a>(
     span: Option<&'a HandSpan>,
     hand_number: u32,
     reader: Reader<'_>,
 ) -> Result<&'a HandSpan, TableError> {
     match (span, reader) {
-        (Some(span), Reader::Support) => Ok(span),
-        (None, Reader::Support | Reader::Analyst) => Err(TableError::NoSuchHand(hand_number)),
+        (Some(span), Reader::Support(me)) if !span.ended && span.players.contains(me) => {
+            Err(TableError::HandInProgress(hand_number))
+        }
+        (Some(span), Reader::Support(_)) => Ok(span),
+        (None, Reader::Support(_) | Reader::Analyst) => Err(TableError::NoSuchHand(hand_number)),
         (Some(span), Reader::Analyst) => {
             if span.ended {
                 Ok(span)
@@ -388,7 +395,15 @@ mod tests {
         assert!(!live.ended);
         let players: Vec<&str> = live.players.iter().map(String::as_str).collect();
         assert_eq!(players, ["players/a", "players/b", "players/c"]);
-        assert_eq!(admit(Some(&live), 1, Reader::Support), Ok(&live));
+        assert_eq!(
+            admit(Some(&live), 1, Reader::Support("players/s")),
+            Ok(&live)
+        );
+        // Support seated in the live hand plays it like anyone: no rack of another seat.
+        assert_eq!(
+            admit(Some(&live), 1, Reader::Support("players/a")),
+            Err(TableError::HandInProgress(1))
+        );
         assert_eq!(
             admit(Some(&live), 1, Reader::Player("players/a")),
             Err(TableError::HandInProgress(1))
@@ -398,7 +413,7 @@ mod tests {
             Err(TableError::NotInHand(1))
         );
         assert_eq!(
-            admit(None, 2, Reader::Support),
+            admit(None, 2, Reader::Support("players/s")),
             Err(TableError::NoSuchHand(2))
         );
         assert_eq!(
@@ -428,6 +443,10 @@ mod tests {
             Err(TableError::NotInHand(1))
         );
         assert_eq!(admit(Some(&ended), 1, Reader::Analyst), Ok(&ended));
+        assert_eq!(
+            admit(Some(&ended), 1, Reader::Support("players/a")),
+            Ok(&ended)
+        );
         let TableEvent::HandEnded { totals, .. } = &events[ended_at as usize - 1] else {
             panic!("not an end")
         };

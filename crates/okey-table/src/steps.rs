@@ -484,7 +484,7 @@ mod tests {
     fn every_step_is_the_engine_fold_told_by_the_replay() {
         let (events, stored) = played();
         let span = history::hand_span(&events, 1).unwrap();
-        history::admit(Some(&span), 1, Reader::Support).unwrap();
+        history::admit(Some(&span), 1, Reader::Support("players/s")).unwrap();
         let entries = history::entries(&events, &span, 0, |n| stored.get(&n).copied()).unwrap();
         let replay = hand_replay("tables/t", &events, &span, &entries);
         assert!(replay.ended);

@@ -134,6 +134,19 @@ async fn support_reads_a_live_hand_players_read_theirs_once_it_ended_and_nobody_
         .await
         .unwrap_err();
     assert_refused(&refused, Code::FailedPrecondition, "hand_in_progress");
+    // A support member seated in the hand plays it like anyone: it waits for the end too, and
+    // the refused read is not in the audit log.
+    let mut seated_support = Client::new(
+        channel.clone(),
+        &app.settings,
+        &clients[1].id,
+        &["player", "support"],
+    );
+    let refused = history(&mut seated_support, &table, 1, 0, "")
+        .await
+        .unwrap_err();
+    assert_refused(&refused, Code::FailedPrecondition, "hand_in_progress");
+    assert_eq!(reads(&mut support, &table).await.unwrap().len(), 1);
     let refused = history(&mut others[0], &table, 1, 0, "").await.unwrap_err();
     assert_refused(&refused, Code::PermissionDenied, "not_in_hand");
     // An analyst reads finished hands only.

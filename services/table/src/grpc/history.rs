@@ -103,11 +103,11 @@ fn opened<N: std::str::FromStr>(
         .ok_or_else(bad_token)
 }
 
-/// Who reads a hand, by the caller's roles: support (or admin) any hand, audited; an analyst any
-/// ended hand; anyone else as the player `name`.
+/// Who reads a hand, by the caller's roles: support (or admin) any hand (but a live one it sits
+/// in), audited; an analyst any ended hand; anyone else as the player `name`.
 pub(super) fn reader_of<'a>(caller: Option<&Caller>, name: &'a str) -> Reader<'a> {
     match caller {
-        Some(c) if c.has_role(Role::Support) => Reader::Support,
+        Some(c) if c.has_role(Role::Support) => Reader::Support(name),
         Some(c) if c.has_role(Role::Analyst) => Reader::Analyst,
         _ => Reader::Player(name),
     }

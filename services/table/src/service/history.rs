@@ -169,7 +169,7 @@ impl Tables {
             Some(after) if after >= span.first_version && after < span.last_version => after + 1,
             Some(_) => return Err(ServiceError::InvalidPageToken),
         };
-        if reader == Reader::Support {
+        if matches!(reader, Reader::Support(_)) {
             self.store
                 .record_hand_read(reader_name, table_id, hand_number, from, !span.ended)
                 .await?;
