@@ -662,11 +662,13 @@ mod tests {
     ];
 
     /// What the platform sends on this service's behalf: the authentication layer, the decoder
-    /// layer (and its 64 KiB limit), `fields` and the rule-set conversion.
+    /// layer (and its 64 KiB limit), `fields`, the rule-set conversion and `Caller::account` (a
+    /// staff token without a player account).
     const PLATFORM: &[Reason] = &[
         Reason::TokenInvalid,
         Reason::TokenExpired,
         Reason::RoleRequired,
+        Reason::PlayerNotFound,
         Reason::RequestTooLarge,
         Reason::MalformedRequest,
         Reason::InvalidText,

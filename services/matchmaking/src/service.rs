@@ -253,9 +253,16 @@ impl Matchmaking {
                 .room(room_id)
                 .await?
                 .is_some_and(|r| r.seat_of(player).is_some());
-            if !already && !verify_password(password, hash).await? {
-                self.limiter.failed(player).await?;
-                return Err(MatchmakingError::WrongPassword);
+            if !already {
+                // Refused before the password is checked, so a right guess after the limit
+                // learns nothing either.
+                if let Some(retry_after) = self.limiter.room_refused(room_id).await? {
+                    return Err(MatchmakingError::TooManyAttempts { retry_after });
+                }
+                if !verify_password(password, hash).await? {
+                    self.limiter.wrong_password(player, room_id).await?;
+                    return Err(MatchmakingError::WrongPassword);
+                }
             }
         }
         let room = self

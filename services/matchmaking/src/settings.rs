@@ -43,7 +43,11 @@ pub struct QueueSettings {
     pub room_ttl_secs: u64,
     /// Wrong room codes or passwords a caller may try per window before RESOURCE_EXHAUSTED.
     pub join_attempts: u64,
-    /// The window of `join_attempts`.
+    /// Wrong passwords a room may be given per window, by all callers together, before JoinRoom
+    /// refuses every non-member of it with RESOURCE_EXHAUSTED (new guest accounts cost nothing,
+    /// so the per-caller limit alone would not hold a password).
+    pub room_password_attempts: u64,
+    /// The window of `join_attempts` and `room_password_attempts`.
     pub join_window_secs: u64,
 }
 
@@ -59,6 +63,7 @@ tick_ms = 100
 claim_lease_secs = 10
 room_ttl_secs = 1800
 join_attempts = 10
+room_password_attempts = 30
 join_window_secs = 60
 "#;
 
@@ -71,6 +76,10 @@ join_window_secs = 60
             ("matchmaking.claim_lease_secs", m.claim_lease_secs),
             ("matchmaking.room_ttl_secs", m.room_ttl_secs),
             ("matchmaking.join_attempts", m.join_attempts),
+            (
+                "matchmaking.room_password_attempts",
+                m.room_password_attempts,
+            ),
             ("matchmaking.join_window_secs", m.join_window_secs),
         ] {
             if value == 0 {

@@ -144,6 +144,7 @@ impl Application {
                 redis,
                 &settings.redis.key_prefix,
                 m.join_attempts,
+                m.room_password_attempts,
                 Duration::from_secs(m.join_window_secs),
             ),
             wake,

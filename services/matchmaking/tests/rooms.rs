@@ -280,6 +280,57 @@ async fn friends_seated_as_partners_get_a_table_nobody_else_may_sit_at_or_watch(
     w.stop().await;
 }
 
+/// New guest accounts cost nothing, so a password's guesses are limited per room too: once the
+/// room was given too many wrong passwords, by callers each within their own limit, every
+/// non-member is refused (the right password too) until the window ends; members are not.
+#[tokio::test]
+async fn a_room_s_password_is_limited_per_room_whoever_guesses() {
+    let Some(mut w) = World::start(&[
+        ("OKEY_MATCHMAKING__JOIN_ATTEMPTS", "3"),
+        ("OKEY_MATCHMAKING__ROOM_PASSWORD_ATTEMPTS", "4"),
+    ])
+    .await
+    else {
+        return;
+    };
+    let g = w.guests(7).await;
+    let (host, friend, guessers, late) = (&g[0], &g[1], &g[2..6], &g[6]);
+    let room = create(&mut w.api, host, "secret-word", false, false).await;
+    join(&mut w.api, friend, &room.code, "secret-word")
+        .await
+        .unwrap();
+    // Four callers, one wrong password each: each far below its own limit of 3.
+    for guesser in guessers {
+        let err = join(&mut w.api, guesser, &room.code, "guess-word")
+            .await
+            .unwrap_err();
+        assert_eq!(reason(&err), "wrong_room_password");
+    }
+    // The room is used up: the right password is refused too, with when to try again.
+    let err = join(&mut w.api, late, &room.code, "secret-word")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert_eq!(reason(&err), "too_many_attempts");
+    let retry = err
+        .get_error_details()
+        .retry_info()
+        .unwrap()
+        .retry_delay
+        .unwrap();
+    assert!(retry > Duration::ZERO && retry <= Duration::from_secs(60));
+    // A member joining again is answered with the room, as before.
+    let again = join(&mut w.api, friend, &room.code, "").await.unwrap();
+    assert_eq!(again.seat, 1);
+    // Another room is not limited by this one's guesses.
+    let other = create(&mut w.api, late, "other-word", false, false).await;
+    join(&mut w.api, &g[2], &other.code, "other-word")
+        .await
+        .unwrap();
+
+    w.stop().await;
+}
+
 #[tokio::test]
 async fn the_host_removes_and_leaves_rooms_expire_and_the_lobby_lists_public_ones() {
     let Some(mut w) = World::start(&[("OKEY_MATCHMAKING__ROOM_TTL_SECS", "600")]).await else {
