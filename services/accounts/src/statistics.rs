@@ -10,8 +10,9 @@
 //!   consumer reads `table_created` and `seat_taken`/`seat_left` (who sits where), `hand_dealt`,
 //!   `played` (an `okey_rules::Event`: openings, rollbacks, penalties), `hand_ended` and
 //!   `match_ended`; other types are skipped;
-//! - header `Nats-Msg-Id`: the event id (unique; JetStream drops republished duplicates within
-//!   its window, and this consumer ignores an id it already counted, forever).
+//! - the envelope's `event_id` (also the header `Nats-Msg-Id`): unique per event; JetStream drops
+//!   republished duplicates within its window, and this consumer ignores an event id it already
+//!   counted, forever, whatever header its copy came with.
 //!
 //! Counting is per hand: openings and penalties are tallied per table while the hand runs (a table
 //! rollback undoes an opening made that turn and voids penalties; a cancelled hand counts for
@@ -89,7 +90,11 @@ impl TableEvent {
     /// Reads a published message (`okey_table::Published`, the table service's own envelope
     /// type); `None` for a message this consumer does not count or cannot read.
     pub fn parse(payload: &[u8]) -> Option<TableEvent> {
-        let published = Published::decode(payload).ok()?;
+        TableEvent::from_published(Published::decode(payload).ok()?)
+    }
+
+    /// The event an envelope carries; `None` for one this consumer does not count.
+    pub fn from_published(published: Published) -> Option<TableEvent> {
         Some(match published.event {
             // The public copy of a deal: no rack, but a new hand all the same.
             Shown::Dealt { .. } => TableEvent::HandDealt,
@@ -415,10 +420,13 @@ async fn consume(
         if let Ok(info) = message.info() {
             lag.observe(info.pending, since_commit(&message.payload));
         }
-        let headers = message.headers.as_ref();
-        let event_id = headers
-            .and_then(|h| h.get("Nats-Msg-Id"))
-            .map(|v| v.as_str().to_owned());
+        // The envelope's event id is the key: a copy republished under another `Nats-Msg-Id`
+        // (past JetStream's duplicate window, or by hand) is still the same event.
+        let published = Published::decode(&message.payload).ok();
+        let event_id = published
+            .as_ref()
+            .map(|p| p.event_id.clone())
+            .filter(|id| !id.is_empty());
         let table = message
             .subject
             .as_str()
@@ -426,7 +434,7 @@ async fn consume(
             .nth(1)
             .unwrap_or_default()
             .to_owned();
-        match (event_id, TableEvent::parse(&message.payload)) {
+        match (event_id, published.and_then(TableEvent::from_published)) {
             (Some(event_id), Some(event)) => match apply(pool, &event_id, &table, &event)
                 .instrument(span.clone())
                 .await
@@ -443,7 +451,7 @@ async fn consume(
                     continue;
                 }
             },
-            (None, Some(_)) => tracing::warn!(%table, "table event without Nats-Msg-Id skipped"),
+            (None, Some(_)) => tracing::warn!(%table, "table event without an event id skipped"),
             _ => {}
         }
         message.ack().await.map_err(js_err)?;

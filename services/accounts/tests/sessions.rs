@@ -428,7 +428,7 @@ async fn statistics_follow_table_events_once() {
     let token = a.session.unwrap().access_token;
 
     // Publish as the table service's outbox does: `<prefix>.table.<table>.events`, the event
-    // as the public sees it in the service's envelope, Nats-Msg-Id = the event id.
+    // as the public sees it in the service's envelope, with its event id.
     let nats = async_nats::connect(&infra.nats_url).await.unwrap();
     let js = async_nats::jetstream::new(nats);
     let prefix = &app.settings.nats.subject_prefix;
@@ -488,9 +488,12 @@ async fn statistics_follow_table_events_once() {
         ),
     ];
     let run = uuid::Uuid::new_v4();
-    for (id, payload) in &events {
+    for (copy, (id, payload)) in events.iter().enumerate() {
+        // The envelope names the event; every copy comes with a header of its own, so JetStream
+        // keeps the second copy of e3 and the consumer must know it by the envelope's id.
+        let payload = payload.replace(r#""event_id":"e""#, &format!(r#""event_id":"{run}-{id}""#));
         let mut headers = async_nats::HeaderMap::new();
-        headers.insert("Nats-Msg-Id", format!("{run}-{id}").as_str());
+        headers.insert("Nats-Msg-Id", format!("{run}-{id}-copy-{copy}").as_str());
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let published = match js
