@@ -162,16 +162,25 @@ impl Preset {
         }
     }
 
-    /// Accepts the preset's name or the seed number it follows (`"001"`).
+    /// Accepts the preset's name, the seed number it follows (`"001"`) or the name of that seed's
+    /// document (`"001_6347d42fbfe20743"`, with or without `.txt`), in any case.
     pub fn parse(s: &str) -> Option<Preset> {
-        Some(match s {
-            "classic" | "000" => Preset::Classic,
-            "yudum" | "001" => Preset::Yudum,
-            "practice" | "002" => Preset::Practice,
-            "solo" | "003" => Preset::Solo,
-            "penalties" | "004" => Preset::Penalties,
-            _ => return None,
-        })
+        let s = s.trim().to_ascii_lowercase();
+        let s = s.strip_suffix(".txt").unwrap_or(&s);
+        Preset::ALL
+            .into_iter()
+            .find(|p| s == p.name() || s == p.seed() || s == p.document())
+    }
+
+    /// The name of the seed document this preset follows (`seeds/{document}.txt`).
+    pub fn document(self) -> &'static str {
+        match self {
+            Preset::Classic => "000_d3f6002676598b8b",
+            Preset::Yudum => "001_6347d42fbfe20743",
+            Preset::Practice => "002_87ded1d8a11579bd",
+            Preset::Solo => "003_91fa939f2cfac519",
+            Preset::Penalties => "004_52db5702efabc426",
+        }
     }
 
     /// The seed document this preset follows.
@@ -382,6 +391,34 @@ impl RuleSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_preset_is_named_by_its_name_its_seed_or_its_seed_document() {
+        for (text, preset) in [
+            ("classic", Preset::Classic),
+            ("000", Preset::Classic),
+            ("Yudum", Preset::Yudum),
+            ("001_6347d42fbfe20743", Preset::Yudum),
+            ("002_87ded1d8a11579bd.txt", Preset::Practice),
+            (" SOLO ", Preset::Solo),
+            ("004", Preset::Penalties),
+        ] {
+            assert_eq!(Preset::parse(text), Some(preset), "{text}");
+        }
+        for text in [
+            "",
+            "005",
+            "001_0000000000000000",
+            "classic.json",
+            "seed 000",
+        ] {
+            assert_eq!(Preset::parse(text), None, "{text}");
+        }
+        // Each document exists under the shared seeds' names (checked against the seed number).
+        for p in Preset::ALL {
+            assert!(p.document().starts_with(&format!("{}_", p.seed())));
+        }
+    }
 
     #[test]
     fn every_preset_is_valid_as_it_comes() {

@@ -140,8 +140,11 @@ pub fn rules_from(spec: &BTreeMap<String, Value>) -> Result<(RuleSet, Vec<String
             let name = name?;
             Preset::parse(name).ok_or_else(|| {
                 anyhow!(
-                    "rules.preset `{name}` is unknown; use one of {}",
-                    Preset::ALL.map(|p| p.name()).join(", ")
+                    "rules.preset `{name}` is unknown; use one of {} (a preset's name, its \
+                     seed's number or its seed document's name)",
+                    Preset::ALL
+                        .map(|p| format!("{} ({}, {})", p.name(), p.seed(), p.document()))
+                        .join(", ")
                 )
             })?
         }

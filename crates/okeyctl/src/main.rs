@@ -217,7 +217,10 @@ struct Lineup([Level; 4]);
 
 fn parse_preset(s: &str) -> Result<Preset, String> {
     Preset::parse(s).ok_or_else(|| {
-        format!("`{s}` is not a preset: use classic, yudum, practice, solo or penalties")
+        format!(
+            "`{s}` is not a preset: use classic, yudum, practice, solo or penalties (or the \
+             seed number each follows, 000 to 004)"
+        )
     })
 }
 
