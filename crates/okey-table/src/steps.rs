@@ -150,6 +150,23 @@ pub struct HandScores {
     pub multiplier: i32,
     /// Each seat, 0 to 3.
     pub seats: [SeatScore; 4],
+    /// With partners, each team (seats 0 and 2, seats 1 and 3): what decides the match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub teams: Option<[TeamScore; 2]>,
+}
+
+/// A team's score at the end of the hand: its two seats' together.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamScore {
+    /// 0 for seats 0 and 2, 1 for seats 1 and 3.
+    pub team: u8,
+    pub seats: [Seat; 2],
+    /// The seats' end-of-hand scores added.
+    pub hand_score: i32,
+    /// The seats' in-play penalties that stand, added.
+    pub penalties: i32,
+    /// The team's match total after this hand (its seats' totals added).
+    pub total: i64,
 }
 
 /// One seat's score at the end of the hand.
@@ -269,6 +286,18 @@ fn state(
                 hand_score: end.scores[s],
                 penalties: penalties[s],
                 total: totals[s],
+            }),
+            teams: hand.rules.partners.then(|| {
+                std::array::from_fn(|team| {
+                    let pair = [team, team + 2];
+                    TeamScore {
+                        team: team as u8,
+                        seats: pair.map(|s| s as Seat),
+                        hand_score: pair.iter().map(|&s| end.scores[s]).sum(),
+                        penalties: pair.iter().map(|&s| penalties[s]).sum(),
+                        total: pair.iter().map(|&s| totals[s]).sum(),
+                    }
+                })
             }),
         }),
         _ => None,
@@ -447,16 +476,19 @@ mod tests {
     /// A table of three players and a bot whose first hand is played to its end by timeouts
     /// (the server's play).
     fn played() -> (Vec<TableEvent>, BTreeMap<u32, [u8; 32]>) {
+        played_with(RuleSet {
+            match_length: MatchLength::Hands(2),
+            ..Preset::Classic.rules()
+        })
+    }
+
+    fn played_with(rules: RuleSet) -> (Vec<TableEvent>, BTreeMap<u32, [u8; 32]>) {
         let seats = [
             Some("players/a".to_owned()),
             Some("players/b".to_owned()),
             Some("players/c".to_owned()),
             Some("bots/strong-3".to_owned()),
         ];
-        let rules = RuleSet {
-            match_length: MatchLength::Hands(2),
-            ..Preset::Classic.rules()
-        };
         let created = Table::create(rules, seats, &[7; 32]).unwrap();
         let mut events = created.events.clone();
         let mut stored: BTreeMap<u32, [u8; 32]> = created.seeds.iter().copied().collect();
@@ -555,6 +587,7 @@ mod tests {
             assert_eq!(scores.seats[s].total, totals[s]);
             assert!(last.told.contains(&scores.seats[s].basis));
         }
+        assert_eq!(scores.teams, None, "no teams without partners");
         assert!(
             replay.steps[..replay.steps.len() - 1]
                 .iter()
@@ -573,5 +606,32 @@ mod tests {
         // The JSON form reads back as it was written.
         let json = serde_json::to_string(&replay).unwrap();
         assert_eq!(serde_json::from_str::<HandReplay>(&json).unwrap(), replay);
+    }
+
+    #[test]
+    fn with_partners_the_end_adds_each_team_s_scores() {
+        let (events, stored) = played_with(RuleSet {
+            partners: true,
+            match_length: MatchLength::Hands(2),
+            ..Preset::Classic.rules()
+        });
+        let span = history::hand_span(&events, 1).unwrap();
+        let entries = history::entries(&events, &span, 0, |n| stored.get(&n).copied()).unwrap();
+        let replay = hand_replay("tables/t", &events, &span, &entries);
+        let scores = replay.steps.last().unwrap().state.scores.clone().unwrap();
+        let teams = scores.teams.expect("team scores with partners");
+        for (team, t) in teams.iter().enumerate() {
+            let [a, b] = [&scores.seats[team], &scores.seats[team + 2]];
+            assert_eq!(t.team as usize, team);
+            assert_eq!(t.seats, [team as Seat, team as Seat + 2]);
+            assert_eq!(t.hand_score, a.hand_score + b.hand_score);
+            assert_eq!(t.penalties, a.penalties + b.penalties);
+            assert_eq!(t.total, a.total + b.total);
+        }
+        let json = serde_json::to_string(&replay).unwrap();
+        assert!(
+            json.contains(r#""teams":[{"team":0,"seats":[0,2]"#),
+            "{json}"
+        );
     }
 }

@@ -234,17 +234,23 @@ function render(s) {
     $("outcome").textContent = "Outcome: " + st.scores.outcome +
       (st.scores.winner === null ? "" : ", seat " + st.scores.winner + " went out") +
       " (multiplier " + st.scores.multiplier + ")";
+    const row = (id, cells) => {
+      const tr = document.createElement("tr");
+      tr.id = id;
+      for (const v of cells) {
+        const td = document.createElement("td");
+        td.textContent = String(v);
+        tr.append(td);
+      }
+      return tr;
+    };
     $("scores").tBodies[0].replaceChildren(
-      ...st.scores.seats.map((sc) => {
-        const tr = document.createElement("tr");
-        tr.id = "score-" + sc.seat;
-        for (const v of [sc.seat, sc.basis, sc.hand_score, sc.penalties, sc.total]) {
-          const td = document.createElement("td");
-          td.textContent = String(v);
-          tr.append(td);
-        }
-        return tr;
-      }),
+      ...st.scores.seats.map((sc) =>
+        row("score-" + sc.seat, [sc.seat, sc.basis, sc.hand_score, sc.penalties, sc.total])),
+      // With partners, each team's seats added: the totals that decide the match.
+      ...(st.scores.teams || []).map((t) =>
+        row("team-score-" + t.team, ["team " + t.team, "seats " + t.seats.join(" + "),
+          t.hand_score, t.penalties, t.total])),
     );
     scores.hidden = false;
   } else {
