@@ -165,7 +165,8 @@ fn reads_everyone(caller: &Caller) -> bool {
 }
 
 /// The player a `players/…` name names, before any question of who may read what: the caller's
-/// own name for `players/me`, `None` for `players/-` (every player, when `everyone` is allowed),
+/// own name for `players/me` (`player_not_found` for a token whose subject is no player),
+/// `None` for `players/-` (every player, when `everyone` is allowed),
 /// `players/{uuid}` in its canonical spelling otherwise. An empty name is `missing_field`; any
 /// other that is not one of these `invalid_name`.
 fn player_name(
@@ -188,7 +189,8 @@ fn player_name(
         )
     };
     match name.strip_prefix("players/").ok_or_else(bad)? {
-        "me" => Ok(Some(format!("players/{}", caller.player_id))),
+        // A token whose subject is no player (a staff or service identity) has no `me`.
+        "me" => Ok(Some(format!("players/{}", caller.account()?.hyphenated()))),
         "-" if everyone => Ok(None),
         id => Uuid::try_parse(id)
             .map(|id| Some(format!("players/{}", id.hyphenated())))

@@ -866,6 +866,33 @@ async fn names_and_periods_are_checked_before_who_may_read() {
         .await
         .unwrap_err();
     assert_eq!(other.code(), tonic::Code::PermissionDenied);
+    // A staff token whose subject is no player account has no `players/me`.
+    let not_found = |e: tonic::Status| {
+        assert_eq!(e.code(), tonic::Code::NotFound, "{e:?}");
+        e.get_error_details().error_info().unwrap().reason.clone()
+    };
+    let me_name = || "players/me".to_owned();
+    let rating = api
+        .get_rating(req(
+            pb::GetRatingRequest { player: me_name() },
+            "okeyctl-support",
+            &[Role::Support],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(not_found(rating), "player_not_found");
+    let entries = api
+        .list_ledger_entries(req(
+            pb::ListLedgerEntriesRequest {
+                parent: me_name(),
+                ..Default::default()
+            },
+            "okeyctl-support",
+            &[Role::Support],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(not_found(entries), "player_not_found");
     for (name, want) in [("", "missing_field"), ("matches/x", "invalid_name")] {
         let result = api
             .get_match_result(caller.req(pb::GetMatchResultRequest { name: name.into() }))
