@@ -97,15 +97,27 @@ impl Live {
 
     /// Arms or clears what is due at `table_id` from its current state (the reconciler).
     pub async fn rebuild(&self, tables: &Tables, table_id: Uuid) -> Result<(), ServiceError> {
-        let table = tables.state(table_id).await?;
+        let (table, shown) = tables.state_and_deadline(table_id).await?;
         let now = self.deadlines.now_ms();
-        let armed = match next_due(table_id, &table, &[], now, self.settings.bot_pace_ms) {
-            Some(arming) => self.deadlines.arm(&arming, true).await,
-            None => return Ok(()),
+        let Some(mut arming) = next_due(table_id, &table, &[], now, self.settings.bot_pace_ms)
+        else {
+            return Ok(());
         };
-        match armed {
+        // A lost deadline never cuts a turn short: one this process still shows for this very
+        // turn (Redis lost it, the process did not), opening bonus included, is armed again as
+        // it was; one it does not know, or one already past, gives the seat a full turn from now.
+        if let Some(shown) = shown
+            && shown.due == arming.due
+            && matches!(arming.due.kind, DueKind::Turn { .. })
+            && shown.at_ms > now
+        {
+            arming.at_ms = shown.at_ms;
+        }
+        match self.deadlines.arm(&arming, true).await {
             Ok(true) => {
                 tracing::info!(%table_id, version = table.version, "deadline rebuilt");
+                // The views show what is armed now.
+                tables.rearmed(table_id, arming.deadline_after(None)).await;
                 self.nudge.notify_one();
             }
             Ok(false) => {}

@@ -4,7 +4,8 @@
 //!
 //! Key: `{prefix}:presence:{table}`, a hash `players/{id}` → `{ms}:{how}` where `how` is `s`
 //! (a stream is open; refreshed every third of `live.connected_ms` while it stays open), `h` (a
-//! heartbeat or a command) or `c` (the stream closed). It expires a while after the last write.
+//! heartbeat or a command) or `c` (the stream closed). It expires [`KEPT`] after the last write
+//! at the table: a player long gone stays gone, not unknown, while their table lasts.
 //!
 //! Reads are served from memory for [`READ_FOR`] after a table's records were read (views come
 //! several times a second per table; presence moves in seconds): another replica's write shows
@@ -19,6 +20,11 @@ use sqlx::types::Uuid;
 
 use crate::clock::Clock;
 use crate::settings::LiveSettings;
+
+/// How long a table's presence records outlive its last write. Far beyond `live.gone_ms`: a
+/// seated player not seen for that long is still gone, which a record that expired could not
+/// tell from never seen.
+pub const KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// Whether a seat's player is at the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,7 +257,7 @@ impl Presences {
             .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
-            .arg(self.settings.gone_ms.saturating_mul(4))
+            .arg(KEPT.as_millis() as u64)
             .ignore()
             .exec_async(&mut conn)
             .await?;

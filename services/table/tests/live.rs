@@ -340,6 +340,16 @@ async fn presence_follows_streams_heartbeats_and_time() {
         .gone_ms;
     clock.advance(Duration::from_millis(gone_ms + 1));
     assert_eq!(presence(&table_now().await, 0), Ok(pb::Presence::Gone));
+    // The records outlive `gone_ms` by days: a player long gone stays gone, never unknown.
+    let redis = redis::Client::open(infra.redis_url.as_str()).unwrap();
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let id = table.strip_prefix("tables/").unwrap();
+    let kept: i64 = redis::cmd("PTTL")
+        .arg(format!("{}:presence:{id}", settings.redis.key_prefix))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(kept > 24 * 3600 * 1000, "presence records kept {kept} ms");
     let request = clients[0].req(pb::SendHeartbeatRequest {
         table: table.clone(),
     });

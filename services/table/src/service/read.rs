@@ -7,7 +7,7 @@ use sqlx::types::Uuid;
 use sqlx::types::chrono::{DateTime, Utc};
 
 use super::{ServiceError, Tables};
-use crate::deadlines::hand_in_play;
+use crate::deadlines::{Armed, hand_in_play};
 use crate::domain::{Admission, Phase, Shown, Table, TableError};
 
 /// What anyone may know about a table at a version.
@@ -157,6 +157,32 @@ impl Tables {
         let mut entry = self.lock_entry(table_id).await;
         self.catch_up(table_id, &mut entry).await?;
         Ok(entry.table.clone().expect("caught up"))
+    }
+
+    /// The table now (caught up with the store), with the deadline this process knows for its
+    /// version (its own arming, or what it read from Redis): what its views show.
+    pub async fn state_and_deadline(
+        &self,
+        table_id: Uuid,
+    ) -> Result<(Table, Option<Armed>), ServiceError> {
+        let mut entry = self.lock_entry(table_id).await;
+        self.catch_up(table_id, &mut entry).await?;
+        let table = entry.table.clone().expect("caught up");
+        let known = entry.deadline.filter(|d| d.version == table.version);
+        Ok((table, known))
+    }
+
+    /// What the reconciler armed again at `table_id` after Redis lost it: the views show it
+    /// from now on, while the table stays at that version.
+    pub async fn rearmed(&self, table_id: Uuid, armed: Armed) {
+        let mut entry = self.lock_entry(table_id).await;
+        if entry
+            .table
+            .as_ref()
+            .is_some_and(|t| t.version == armed.version)
+        {
+            entry.deadline = Some(armed);
+        }
     }
 
     /// Where `actor` sits at the table now (caught up with the store).
