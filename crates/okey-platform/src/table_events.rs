@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer::pull, stream};
 
+use crate::telemetry::ConsumerLag;
+
 /// Why the stream or the consumer is not there (the caller retries after a pause).
 #[derive(Debug, thiserror::Error)]
 pub enum TableEventsError {
@@ -90,6 +92,44 @@ pub async fn durable_consumer(
         consumer = stream.get_consumer(durable.name).await.map_err(js_err)?;
     }
     Ok(consumer)
+}
+
+/// Messages of the durable consumer `name` (reading `subject`) not processed yet: not delivered,
+/// or delivered and not acknowledged, as JetStream counts them now; `None` if it does not answer
+/// within 2 s (or the stream or the consumer is not there yet).
+pub async fn unprocessed(jetstream: &jetstream::Context, subject: &str, name: &str) -> Option<u64> {
+    let ask = async {
+        let stream = stream(jetstream, subject).await.ok()?;
+        let mut consumer = stream.get_consumer::<pull::Config>(name).await.ok()?;
+        let info = consumer.info().await.ok()?;
+        Some(info.num_pending + info.num_ack_pending as u64)
+    };
+    tokio::time::timeout(Duration::from_secs(2), ask)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// How often [`watch_lag`] asks JetStream.
+pub const LAG_POLL: Duration = Duration::from_secs(5);
+
+/// Keeps `lag`'s count of unprocessed messages current from JetStream, every [`LAG_POLL`], until
+/// the task is dropped: a consumer that is stuck (a database that does not answer, a poison
+/// message) gets no message to count from, and its gauges would otherwise hold the last value.
+pub async fn watch_lag(
+    jetstream: jetstream::Context,
+    subject: String,
+    name: &'static str,
+    lag: ConsumerLag,
+) {
+    let mut every = tokio::time::interval(LAG_POLL);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        if let Some(pending) = unprocessed(&jetstream, &subject, name).await {
+            lag.set_pending(pending);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -142,13 +142,20 @@ pub fn record_error(span: &tracing::Span, error_type: &str, description: impl st
 
 // ---- Consumer lag --------------------------------------------------------------------------
 
-/// How far a JetStream consumer is behind: `{name}.lag.events` (messages not delivered to it
-/// yet) and `{name}.lag.seconds` (from the last event's commit to its processing), as gauges
-/// read at each metric export.
+/// How far a JetStream consumer is behind, as two gauges read at each metric export:
+/// `{name}.lag.events` (messages not processed yet: not delivered, or delivered and not
+/// acknowledged) and `{name}.lag.seconds` (how old, from its commit at the table, the last event
+/// it processed is while messages wait; that event's delay once none wait). Both move while the
+/// consumer is stuck: the count is also asked of JetStream every few seconds
+/// (`table_events::watch_lag`, a layer above this one), since a stuck consumer gets no message
+/// to count from, and the age grows with the clock.
 #[derive(Clone, Debug)]
 pub struct ConsumerLag {
     events: Arc<AtomicU64>,
+    /// From the last processed event's commit to its processing, in milliseconds.
     millis: Arc<AtomicU64>,
+    /// When it was processed (milliseconds since the epoch); before any, when this was made.
+    processed_ms: Arc<AtomicU64>,
 }
 
 impl ConsumerLag {
@@ -158,20 +165,24 @@ impl ConsumerLag {
         let lag = ConsumerLag {
             events: Arc::default(),
             millis: Arc::default(),
+            processed_ms: Arc::new(AtomicU64::new(epoch_ms())),
         };
         let meter = crate::metrics::meter();
-        let events = lag.events.clone();
+        let events = lag.clone();
         meter
             .u64_observable_gauge(format!("{name}.lag.events"))
-            .with_description("Messages in the stream not yet delivered to this consumer")
-            .with_callback(move |o| o.observe(events.load(Ordering::Relaxed), &[]))
+            .with_description("Messages in the stream not yet processed by this consumer")
+            .with_callback(move |o| o.observe(events.events(), &[]))
             .build();
-        let millis = lag.millis.clone();
+        let behind = lag.clone();
         meter
             .f64_observable_gauge(format!("{name}.lag.seconds"))
-            .with_description("From the last processed event's commit to its processing")
+            .with_description(
+                "Age of the last processed event (from its commit) while messages wait; \
+                 its delay once none wait",
+            )
             .with_unit("s")
-            .with_callback(move |o| o.observe(millis.load(Ordering::Relaxed) as f64 / 1e3, &[]))
+            .with_callback(move |o| o.observe(behind.behind_ms(epoch_ms()) as f64 / 1e3, &[]))
             .build();
         lag
     }
@@ -184,16 +195,60 @@ impl ConsumerLag {
             behind.as_millis().min(u128::from(u64::MAX)) as u64,
             Ordering::Relaxed,
         );
+        self.processed_ms.store(epoch_ms(), Ordering::Relaxed);
     }
 
-    /// Messages not delivered yet, as last observed.
+    /// Messages not processed yet, as JetStream counts them now.
+    pub fn set_pending(&self, pending: u64) {
+        self.events.store(pending, Ordering::Relaxed);
+    }
+
+    /// Messages not processed yet, as last observed.
     pub fn events(&self) -> u64 {
         self.events.load(Ordering::Relaxed)
     }
+
+    /// Milliseconds from the last processed event's commit to its processing (0 before any).
+    pub fn millis(&self) -> u64 {
+        self.millis.load(Ordering::Relaxed)
+    }
+
+    /// How far behind the consumer is at `now_ms` (milliseconds since the epoch): while messages
+    /// wait, the last processed event's delay plus the time since it was processed (growing while
+    /// the consumer is stuck); once none wait, that delay alone.
+    pub fn behind_ms(&self, now_ms: u64) -> u64 {
+        let last = self.millis();
+        if self.events() == 0 {
+            return last;
+        }
+        last + now_ms.saturating_sub(self.processed_ms.load(Ordering::Relaxed))
+    }
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_consumer_s_lag_grows_while_messages_wait_and_nothing_is_processed() {
+        let lag = super::ConsumerLag::new("okey.test.lag");
+        lag.observe(3, super::Duration::from_millis(200));
+        let processed = lag.processed_ms.load(super::Ordering::Relaxed);
+        assert_eq!(lag.behind_ms(processed), 200);
+        // Stuck: nothing processed for 5 s while messages wait.
+        assert_eq!(lag.behind_ms(processed + 5_000), 5_200);
+        // JetStream says more wait; then that none do.
+        lag.set_pending(40);
+        assert_eq!(lag.events(), 40);
+        assert_eq!(lag.behind_ms(processed + 9_000), 9_200);
+        lag.set_pending(0);
+        assert_eq!(lag.behind_ms(processed + 9_000), 200);
+    }
+
     use opentelemetry::trace::{
         SpanContext, SpanId, SpanKind, TraceContextExt, TraceFlags, TraceId, TraceState,
         TracerProvider as _,

@@ -381,12 +381,22 @@ fn js_err(e: impl std::fmt::Display) -> StatisticsError {
 /// retried with a pause; the events wait in JetStream meanwhile.
 pub async fn run(jetstream: jetstream::Context, pool: PgPool, prefix: String) {
     let lag = ConsumerLag::new("okey.accounts.statistics");
-    loop {
-        if let Err(error) = consume(&jetstream, &pool, &prefix, &lag).await {
-            tracing::warn!(%error, "statistics consumer stopped; restarting");
+    // The lag is also asked of JetStream, so a stuck consumer's gauges move.
+    let watch = table_events::watch_lag(
+        jetstream.clone(),
+        table_events::public_subject(&prefix),
+        CONSUMER,
+        lag.clone(),
+    );
+    let consume = async {
+        loop {
+            if let Err(error) = consume(&jetstream, &pool, &prefix, &lag).await {
+                tracing::warn!(%error, "statistics consumer stopped; restarting");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    };
+    tokio::join!(watch, consume);
 }
 
 async fn consume(

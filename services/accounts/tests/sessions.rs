@@ -802,3 +802,69 @@ async fn a_retried_profile_update_returns_the_first_answer_and_changes_nothing()
     assert_eq!(now.display_name, "Ayşe K");
     app.stop().await;
 }
+
+/// A stuck consumer still shows its lag: what waits is asked of JetStream every few seconds
+/// (`table_events::watch_lag`), not only counted from deliveries, of which a stuck consumer gets
+/// none. Five events wait for a durable consumer that reads nothing.
+#[tokio::test]
+async fn a_consumer_s_lag_counts_what_waits_even_when_nothing_is_delivered() {
+    use okey_platform::table_events::{self, Durable};
+    use okey_platform::telemetry::ConsumerLag;
+
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let js = async_nats::jetstream::new(async_nats::connect(&infra.nats_url).await.unwrap());
+    let prefix = format!("lagtest{}", uuid::Uuid::new_v4().simple());
+    let name = format!("{prefix}_TABLE_EVENTS");
+    let stream = js
+        .get_or_create_stream(async_nats::jetstream::stream::Config {
+            name: name.clone(),
+            subjects: vec![format!("{prefix}.table.>")],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let subject = table_events::public_subject(&prefix);
+    table_events::durable_consumer(
+        &stream,
+        &Durable {
+            name: "lag-watch",
+            filter_subject: subject.clone(),
+            max_ack_pending: 1,
+            ack_wait: Duration::from_secs(30),
+        },
+    )
+    .await
+    .unwrap();
+    for table in 0..5 {
+        js.publish(format!("{prefix}.table.t{table}.events"), "{}".into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let lag = ConsumerLag::new("okey.test.lag");
+    assert_eq!(
+        lag.events(),
+        0,
+        "nothing delivered, nothing counted from deliveries"
+    );
+    let watch = tokio::spawn(table_events::watch_lag(
+        js.clone(),
+        subject,
+        "lag-watch",
+        lag.clone(),
+    ));
+    let started = Instant::now();
+    while lag.events() != 5 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the lag never showed the 5 waiting events: {}",
+            lag.events()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    watch.abort();
+    js.delete_stream(&name).await.unwrap();
+}

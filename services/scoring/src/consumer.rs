@@ -21,9 +21,10 @@
 //!   consumer is made anew and reads from the stream's first message (events older than the
 //!   stream's `nats.events_max_age_secs` are gone from it).
 //!
-//! Lag: `okey.scoring.consumer.lag.events` (messages the consumer has not been delivered yet) and
-//! `okey.scoring.consumer.lag.seconds` (from the event's commit in the table service to its
-//! application here), also in [`Lag`] for the health details.
+//! Lag: `okey.scoring.consumer.lag.events` (messages not applied yet, also asked of JetStream
+//! every few seconds) and `okey.scoring.consumer.lag.seconds` (how old, from its commit in the
+//! table service, the last applied event is while messages wait), the platform's
+//! `ConsumerLag`, which moves while the consumer is stuck; also in [`Lag`] for GetLedgerStatus.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,25 +66,33 @@ fn js_err(e: impl std::fmt::Display) -> ConsumerError {
     ConsumerError::JetStream(e.to_string())
 }
 
-/// How far behind play the ledger is, as of the last message applied.
-#[derive(Debug, Default)]
+/// How far behind play the ledger is: the consumer's lag (its gauges) and what it applied.
+#[derive(Debug)]
 pub struct Lag {
-    events: AtomicU64,
-    millis: AtomicU64,
+    consumer: telemetry::ConsumerLag,
     applied: AtomicU64,
     /// When the last event was applied, in milliseconds since the epoch (0: never).
     last_applied_ms: AtomicU64,
 }
 
 impl Lag {
-    /// Messages not delivered to the consumer yet.
+    /// Registers the gauges `okey.scoring.consumer.lag.events` and `….lag.seconds`.
+    pub fn with_gauges() -> Lag {
+        Lag {
+            consumer: telemetry::ConsumerLag::new("okey.scoring.consumer"),
+            applied: AtomicU64::default(),
+            last_applied_ms: AtomicU64::default(),
+        }
+    }
+
+    /// Messages not applied yet, as last observed.
     pub fn events(&self) -> u64 {
-        self.events.load(Ordering::Relaxed)
+        self.consumer.events()
     }
 
     /// Milliseconds from the last applied event's commit at the table to its application.
     pub fn millis(&self) -> u64 {
-        self.millis.load(Ordering::Relaxed)
+        self.consumer.millis()
     }
 
     /// Events applied since the start.
@@ -135,17 +144,7 @@ impl Watch {
     /// delivered and not acknowledged), as JetStream counts them now; `None` if it does not
     /// answer within 2 s (or the consumer was not made yet).
     pub async fn pending(&self) -> Option<u64> {
-        let jetstream = self.jetstream.as_ref()?;
-        let ask = async {
-            let stream = table_events::stream(jetstream, &self.subject).await.ok()?;
-            let mut consumer = stream.get_consumer::<pull::Config>(CONSUMER).await.ok()?;
-            let info = consumer.info().await.ok()?;
-            Some(info.num_pending + info.num_ack_pending as u64)
-        };
-        tokio::time::timeout(Duration::from_secs(2), ask)
-            .await
-            .ok()
-            .flatten()
+        table_events::unprocessed(self.jetstream.as_ref()?, &self.subject, CONSUMER).await
     }
 }
 
@@ -156,21 +155,8 @@ struct Metrics {
 }
 
 impl Metrics {
-    fn new(lag: &Arc<Lag>) -> Metrics {
+    fn new() -> Metrics {
         let meter = okey_platform::metrics::meter();
-        let events = lag.clone();
-        meter
-            .u64_observable_gauge("okey.scoring.consumer.lag.events")
-            .with_description("Table events in the stream not yet delivered to the ledger")
-            .with_callback(move |o| o.observe(events.events(), &[]))
-            .build();
-        let seconds = lag.clone();
-        meter
-            .f64_observable_gauge("okey.scoring.consumer.lag.seconds")
-            .with_description("From an event's commit at the table to its application")
-            .with_unit("s")
-            .with_callback(move |o| o.observe(seconds.millis() as f64 / 1000.0, &[]))
-            .build();
         Metrics {
             applied: meter
                 .u64_counter("okey.scoring.events.applied")
@@ -191,13 +177,23 @@ impl Metrics {
 /// Consumes table events into the ledger until the task is aborted. Failures are logged and
 /// retried after a pause; the events wait in JetStream meanwhile.
 pub async fn run(jetstream: jetstream::Context, pool: PgPool, prefix: String, lag: Arc<Lag>) {
-    let metrics = Metrics::new(&lag);
-    loop {
-        if let Err(error) = consume(&jetstream, &pool, &prefix, &lag, &metrics).await {
-            tracing::warn!(%error, "ledger consumer stopped; restarting");
+    let metrics = Metrics::new();
+    // The lag is also asked of JetStream, so a stuck consumer's gauges move.
+    let watch = table_events::watch_lag(
+        jetstream.clone(),
+        table_events::public_subject(&prefix),
+        CONSUMER,
+        lag.consumer.clone(),
+    );
+    let consume = async {
+        loop {
+            if let Err(error) = consume(&jetstream, &pool, &prefix, &lag, &metrics).await {
+                tracing::warn!(%error, "ledger consumer stopped; restarting");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    };
+    tokio::join!(watch, consume);
 }
 
 /// One delivered message, read.
@@ -336,6 +332,7 @@ async fn settle(
 ) -> Result<(), ConsumerError> {
     let mut acks = Vec::with_capacity(received.len());
     let mut newest = None;
+    let mut pending = None;
     for (message, result) in received.iter().zip(handled) {
         let handled = match result {
             Ok(mut handled) => handled.pop(),
@@ -371,15 +368,20 @@ async fn settle(
             }
             _ => unreachable!("each message is handled as what it was read as"),
         }
-        lag.events.store(message.pending, Ordering::Relaxed);
+        pending = Some(message.pending);
         acks.push(message.message.ack());
     }
-    if let Some(time) = newest {
-        let now = Utc::now();
-        let behind = (now - time).num_milliseconds();
-        lag.millis.store(behind.max(0) as u64, Ordering::Relaxed);
-        lag.last_applied_ms
-            .store(now.timestamp_millis().max(1) as u64, Ordering::Relaxed);
+    match (newest, pending) {
+        (Some(time), pending) => {
+            let now = Utc::now();
+            let behind = (now - time).num_milliseconds().max(0) as u64;
+            lag.consumer
+                .observe(pending.unwrap_or(0), Duration::from_millis(behind));
+            lag.last_applied_ms
+                .store(now.timestamp_millis().max(1) as u64, Ordering::Relaxed);
+        }
+        (None, Some(pending)) => lag.consumer.set_pending(pending),
+        (None, None) => {}
     }
     for ack in futures_util::future::join_all(acks).await {
         ack.map_err(js_err)?;

@@ -90,7 +90,7 @@ impl Application {
         let Some(pool) = dependencies.postgres.clone() else {
             unreachable!("NEEDS asks for postgres");
         };
-        let lag = Arc::new(Lag::default());
+        let lag = Arc::new(Lag::with_gauges());
         let watch = Watch::new(
             lag.clone(),
             dependencies.jetstream.clone(),
