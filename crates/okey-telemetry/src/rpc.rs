@@ -99,11 +99,12 @@ pub(crate) fn status_in(headers: &http::HeaderMap) -> Option<i64> {
         .and_then(|v| v.parse::<i64>().ok())
 }
 
+/// The `grpc-message` of a header map, decoded (it travels percent-encoded: `a%20tile`), as
+/// tonic reads it.
 fn message_in(headers: &http::HeaderMap) -> Option<String> {
-    headers
-        .get("grpc-message")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    tonic::Status::from_header_map(headers)
+        .map(|status| status.message().to_owned())
+        .filter(|message| !message.is_empty())
 }
 
 /// A call in flight: what is recorded when it ends.
@@ -242,5 +243,19 @@ mod tests {
         assert_eq!(rpc.span_name(), "okey.v1.TableService/SubmitCommand");
         assert_eq!(code_name(9), "FAILED_PRECONDITION");
         assert_eq!(code_name(16), "UNAUTHENTICATED");
+    }
+
+    #[test]
+    fn a_status_message_is_read_decoded() {
+        let mut headers = http::HeaderMap::new();
+        tonic::Status::failed_precondition("a tile was already taken: `R7`, 100% sure")
+            .add_header(&mut headers)
+            .unwrap();
+        assert!(headers["grpc-message"].to_str().unwrap().contains("%20"));
+        assert_eq!(
+            message_in(&headers).as_deref(),
+            Some("a tile was already taken: `R7`, 100% sure")
+        );
+        assert_eq!(message_in(&http::HeaderMap::new()), None);
     }
 }
