@@ -1,13 +1,20 @@
-//! An OTLP trace receiver: a tonic server implementing the collector's `TraceService`, which
-//! keeps every span exported to it (with its resource) so a test can wait, with a deadline,
-//! until the spans it expects have arrived and then check how they relate, and [`render`], a
-//! trace as an indented tree (what `otlp-print` shows of a local run).
+//! An OTLP receiver: a tonic server implementing the collector's `TraceService`, which keeps
+//! every span exported to it (with its resource) so a test can wait, with a deadline, until the
+//! spans it expects have arrived and then check how they relate, and its `MetricsService`, which
+//! accepts the services' metric exports and keeps which metrics each sent ([`MetricExport`]);
+//! and [`render`], a trace as an indented tree (what `otlp-print` shows of a local run).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
@@ -76,13 +83,58 @@ fn attributes(kvs: &[KeyValue]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// One metric export as received: the service that sent it and the names of its metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MetricExport {
+    /// `service.name` of the exporting resource.
+    pub service: String,
+    pub metrics: Vec<String>,
+}
+
 #[derive(Default)]
 struct Received {
     spans: Mutex<Vec<Span>>,
+    metrics: Mutex<Vec<MetricExport>>,
     arrived: Notify,
 }
 
 struct Collector(Arc<Received>);
+
+#[tonic::async_trait]
+impl MetricsService for Collector {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportMetricsServiceRequest>,
+    ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+        let exports = request
+            .into_inner()
+            .resource_metrics
+            .into_iter()
+            .map(|resource_metrics| MetricExport {
+                service: resource_metrics
+                    .resource
+                    .as_ref()
+                    .map(|r| attributes(&r.attributes))
+                    .and_then(|mut a| a.remove("service.name"))
+                    .unwrap_or_default(),
+                metrics: resource_metrics
+                    .scope_metrics
+                    .into_iter()
+                    .flat_map(|scope| scope.metrics)
+                    .map(|metric| metric.name)
+                    .collect(),
+            });
+        self.0
+            .metrics
+            .lock()
+            .expect("no panic while holding the metrics")
+            .extend(exports);
+        self.0.arrived.notify_waiters();
+        Ok(tonic::Response::new(ExportMetricsServiceResponse {
+            partial_success: None,
+        }))
+    }
+}
 
 #[tonic::async_trait]
 impl TraceService for Collector {
@@ -147,23 +199,25 @@ impl Drop for Receiver {
 }
 
 impl Receiver {
-    /// Serves the collector's trace service on a free loopback port.
+    /// Serves the collector's trace and metrics services on a free loopback port.
     pub async fn start() -> Receiver {
         Receiver::start_on("127.0.0.1:0".parse().expect("an address"))
             .await
             .expect("a loopback port")
     }
 
-    /// Serves the collector's trace service on `addr`.
+    /// Serves the collector's trace and metrics services on `addr`.
     pub async fn start_on(addr: SocketAddr) -> std::io::Result<Receiver> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr().expect("a bound address");
         let received = Arc::new(Received::default());
-        let service = TraceServiceServer::new(Collector(received.clone()));
+        let traces = TraceServiceServer::new(Collector(received.clone()));
+        let metrics = MetricsServiceServer::new(Collector(received.clone()));
         let server = tokio::spawn(async move {
             let incoming = tonic::transport::server::TcpIncoming::from(listener);
             let _ = tonic::transport::Server::builder()
-                .add_service(service)
+                .add_service(traces)
+                .add_service(metrics)
                 .serve_with_incoming(incoming)
                 .await;
         });
@@ -177,6 +231,15 @@ impl Receiver {
     /// The OTLP/gRPC endpoint to export to (`telemetry.otlp_endpoint`).
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Every metric export received so far.
+    pub fn metric_exports(&self) -> Vec<MetricExport> {
+        self.received
+            .metrics
+            .lock()
+            .expect("no panic while holding the metrics")
+            .clone()
     }
 
     /// Every span received so far.

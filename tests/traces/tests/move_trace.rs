@@ -394,4 +394,20 @@ async fn one_move_is_one_trace_through_the_table_nats_and_every_consumer() {
     table_service.stop().await;
     // Shutting the exporter down waits for its last export, which this runtime drives.
     let _ = tokio::task::spawn_blocking(move || drop(telemetry)).await;
+
+    // That last export holds the metrics, over the same OTLP endpoint (the receiver accepts
+    // them, as a collector does): the calls' durations and both consumers' lag.
+    let exported: std::collections::BTreeSet<String> = receiver
+        .metric_exports()
+        .into_iter()
+        .flat_map(|e| e.metrics)
+        .collect();
+    for metric in [
+        "rpc.server.call.duration",
+        "okey.table.events.appended",
+        "okey.scoring.consumer.lag.events",
+        "okey.accounts.statistics.lag.seconds",
+    ] {
+        assert!(exported.contains(metric), "{metric} not in {exported:?}");
+    }
 }
