@@ -174,7 +174,15 @@ impl Live {
             | Err(ServiceError::VersionConflict { .. }) => {
                 tracing::debug!(table = %due.table, "due thing overtaken by the table");
             }
-            Err(e) => tracing::warn!(error = %e, table = %due.table, "server play failed"),
+            Err(e) => {
+                // The play's own trace says it failed (`act` runs in its span).
+                okey_platform::telemetry::record_error(
+                    &tracing::Span::current(),
+                    "server_play",
+                    &e,
+                );
+                tracing::warn!(error = %e, table = %due.table, "server play failed");
+            }
         }
     }
 

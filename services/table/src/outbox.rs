@@ -451,7 +451,8 @@ impl Publisher {
                 )
             });
             let tables: Vec<Uuid> = batch.iter().map(|e| e.table_id).collect();
-            if let Err(e) = self.send(&batch, "sweep").instrument(span).await {
+            if let Err(e) = self.send(&batch, "sweep").instrument(span.clone()).await {
+                telemetry::record_error(&span, "publish", &e);
                 self.forget(tables);
                 return Err(e);
             }
