@@ -1,9 +1,10 @@
 //! One hand of a table's stream: where its events lie and who sat in it ([`HandSpan`]), who may
 //! read its full history and when ([`admit`]: support at any time unless it sits in the hand
-//! being played, a player who sat in it once it has ended, nobody else), the history itself with nothing hidden ([`entries`]: the whole deal,
-//! every drawn tile), and a finished hand's engine events rebuilt in the form `okeyctl replay`
-//! reads: `hand_started` (the rule set and the deal re-dealt from the revealed seed, checked
-//! against the commitment announced at the deal), every `played` engine event, then `hand_ended`.
+//! being played, a player who sat in it once it has ended, nobody else), the history itself with
+//! nothing hidden ([`entries`]: the whole deal, every drawn tile), and a finished hand's engine
+//! events rebuilt in the form `okeyctl replay` reads: `hand_started` (the rule set and the deal
+//! re-dealt from the revealed seed, checked against the commitment announced at the deal), every
+//! `played` engine event, then `hand_ended`.
 
 use std::collections::BTreeSet;
 

@@ -141,9 +141,8 @@ impl TableEvent {
 }
 
 /// How long after its commit at the table an event is read here (the envelope's `time`).
-fn since_commit(payload: &[u8]) -> Duration {
-    Published::decode(payload)
-        .ok()
+fn since_commit(published: Option<&Published>) -> Duration {
+    published
         .and_then(|p| chrono::DateTime::parse_from_rfc3339(&p.time).ok())
         .and_then(|t| {
             (chrono::Utc::now() - t.with_timezone(&chrono::Utc))
@@ -427,12 +426,12 @@ async fn consume(
         let message = message.map_err(js_err)?;
         // Processed in a CONSUMER span, a child of the table's publish span.
         let span = telemetry::process_span(&message, CONSUMER);
+        let published = Published::decode(&message.payload).ok();
         if let Ok(info) = message.info() {
-            lag.observe(info.pending, since_commit(&message.payload));
+            lag.observe(info.pending, since_commit(published.as_ref()));
         }
         // The envelope's event id is the key: a copy republished under another `Nats-Msg-Id`
         // (past JetStream's duplicate window, or by hand) is still the same event.
-        let published = Published::decode(&message.payload).ok();
         let event_id = published
             .as_ref()
             .map(|p| p.event_id.clone())
