@@ -41,6 +41,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -280,7 +281,18 @@ pub async fn run(
         sightings,
         acked: Vec::new(),
         acked_since: None,
+        oldest_left: Arc::default(),
     };
+    let oldest_left = publisher.oldest_left.clone();
+    meter
+        .f64_observable_gauge("okey.table.outbox.behind")
+        .with_unit("s")
+        .with_description(
+            "Age of the oldest event the last sweep found unpublished (older than the sweep's \
+             2 s); 0 when it found none. Grows while JetStream does not answer.",
+        )
+        .with_callback(move |o| o.observe(behind_secs(&oldest_left, now_ms()), &[]))
+        .build();
     // Everything an earlier process left, whatever its age.
     let mut next_sweep = match publisher.sweep(Duration::ZERO, usize::MAX).await {
         Ok(_) => Instant::now() + SWEEP,
@@ -380,6 +392,22 @@ struct Publisher {
     /// Outbox rows (positions) of acked events, not deleted yet, and when the first was acked.
     acked: Vec<i64>,
     acked_since: Option<Instant>,
+    /// `okey.table.outbox.behind`: the commit time (milliseconds since the epoch) of the oldest
+    /// event the last sweep found in the outbox, 0 when it found none. Kept while a sweep fails,
+    /// so the age goes on growing.
+    oldest_left: Arc<AtomicI64>,
+}
+
+/// Seconds from `oldest_left`'s commit time to `now_ms` (0 when none is left).
+fn behind_secs(oldest_left: &AtomicI64, now_ms: i64) -> f64 {
+    match oldest_left.load(Ordering::Relaxed) {
+        0 => 0.0,
+        at => now_ms.saturating_sub(at).max(0) as f64 / 1e3,
+    }
+}
+
+fn now_ms() -> i64 {
+    sqlx::types::chrono::Utc::now().timestamp_millis()
 }
 
 impl Publisher {
@@ -434,9 +462,15 @@ impl Publisher {
         for _ in 0..pages {
             let batch = self.store.unpublished(min_age, BATCH as i64).await?;
             let full = batch.len() == BATCH;
-            if batch.is_empty() {
+            let Some(oldest) = batch.first() else {
+                self.oldest_left.store(0, Ordering::Relaxed);
                 return Ok(false);
-            }
+            };
+            // Positions follow commit order closely enough: the first row is the oldest.
+            self.oldest_left.store(
+                oldest.recorded_at.timestamp_millis().max(1),
+                Ordering::Relaxed,
+            );
             // Server-initiated: a trace of its own, which every publish span links to.
             let span = tracing::info_span!(
                 parent: None,
@@ -457,6 +491,8 @@ impl Publisher {
                 return Err(e);
             }
             if !full {
+                // Everything it found is on JetStream now.
+                self.oldest_left.store(0, Ordering::Relaxed);
                 return Ok(false);
             }
         }
@@ -663,5 +699,20 @@ pub async fn follow(client: async_nats::Client, subjects: Subjects, sightings: A
         if let Some(version) = version {
             sightings.saw(table_id, version);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn behind_is_the_oldest_left_events_age_and_zero_when_none_is_left() {
+        let oldest = AtomicI64::new(0);
+        assert_eq!(behind_secs(&oldest, 50_000), 0.0);
+        oldest.store(40_000, Ordering::Relaxed);
+        assert_eq!(behind_secs(&oldest, 52_500), 12.5);
+        // A clock that went back reads 0, never a negative age.
+        assert_eq!(behind_secs(&oldest, 39_000), 0.0);
     }
 }
