@@ -130,6 +130,31 @@ async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
         assert_eq!(err.code(), Code::PermissionDenied);
         assert_eq!(reason(&err), "not_table_member");
     }
+    // Support staff read any table, as a spectator (public events only).
+    let mut support = Client::new(channel.clone(), &app.settings, "support-9", &["support"]);
+    support
+        .api
+        .get_table(support.req(pb::GetTableRequest { name: name.clone() }))
+        .await
+        .expect("support reads a private table without spectators");
+    let mut watched = support
+        .api
+        .watch_table(support.req(pb::WatchTableRequest {
+            table: name.clone(),
+            after_version: 0,
+        }))
+        .await
+        .expect("support watches a private table without spectators")
+        .into_inner();
+    let first = watched.message().await.unwrap().unwrap();
+    match first.update.and_then(|u| u.kind) {
+        Some(pb::table_update::Kind::Snapshot(view)) => {
+            assert_eq!(view.seat, -1, "support watches as a spectator");
+            assert!(view.rack.is_empty(), "a spectator sees no rack");
+        }
+        other => panic!("first message {other:?}"),
+    }
+    drop(watched);
     // A member not seated yet may read it and sit.
     friend
         .api

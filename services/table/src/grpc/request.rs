@@ -1,7 +1,7 @@
 //! Reading requests: the verified caller, each field checked and converted to the domain's types
 //! (INVALID_ARGUMENT naming the field for anything malformed, before any store is asked).
 
-use okey_platform::auth::Caller;
+use okey_platform::auth::{Caller, Role};
 use okey_platform::fields;
 use okey_platform::status::{self, Reason};
 use okey_proto::v1 as pb;
@@ -20,6 +20,15 @@ pub(super) fn caller<T>(request: &Request<T>) -> Result<String, Status> {
         .get::<Caller>()
         .map(|c| format!("players/{}", c.player_id))
         .ok_or_else(|| status::error(Reason::TokenInvalid, "no verified caller"))
+}
+
+/// Whether the caller is support staff or an admin: they may read any table (a private one
+/// without spectators included), as a spectator.
+pub(super) fn caller_is_staff<T>(request: &Request<T>) -> bool {
+    request
+        .extensions()
+        .get::<Caller>()
+        .is_some_and(|c| c.has_role(Role::Support))
 }
 
 /// The display name the caller's token carries, shown to the other players as is (accounts

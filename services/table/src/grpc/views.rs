@@ -9,7 +9,7 @@ pub(super) async fn get_table(
     let caller = caller(&request)?;
     let id = table_id(&request.get_ref().name, "name")?;
     let outcome = api.tables.read(id, &caller).await.map_err(status_of)?;
-    admit_reader(&outcome, &caller)?;
+    admit_reader(&outcome, &caller, caller_is_staff(&request))?;
     Ok(Response::new(pb::GetTableResponse {
         table: Some(api.table_with_presence(&outcome.summary).await),
     }))
@@ -51,11 +51,12 @@ pub(super) async fn watch_table(
     request: Request<pb::WatchTableRequest>,
 ) -> Result<Response<WatchStream>, Status> {
     let caller = caller(&request)?;
+    let staff = caller_is_staff(&request);
     let r = request.into_inner();
     let id = table_id(&r.table, "table")?;
     let after = version_arg(r.after_version, "after_version")?;
     let first = api.tables.read(id, &caller).await.map_err(status_of)?;
-    admit_reader(&first, &caller)?;
+    admit_reader(&first, &caller, staff)?;
     if after > first.summary.version {
         return Err(status_of(ServiceError::VersionAhead {
             asked: after,
