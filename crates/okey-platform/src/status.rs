@@ -189,7 +189,7 @@ reasons! {
     /// The caller does not sit at this table.
     NotSeated = "not_seated" => PermissionDenied,
     /// Only a private room's members may sit at its table (or watch it, unless spectators are
-    /// allowed).
+    /// allowed; support staff always may).
     NotTableMember = "not_table_member" => PermissionDenied,
     /// The caller did not sit in the hand (and is not support or an analyst): its full history is
     /// not theirs.
