@@ -302,6 +302,7 @@ pub const SERVICE_SETTINGS: &[(ServiceKind, &str)] = &[
     (ServiceKind::Accounts, "tokens.refresh_ttl_secs"),
     (ServiceKind::Accounts, "tokens.service_clients"),
     (ServiceKind::Accounts, "tokens.service_ttl_secs"),
+    (ServiceKind::Accounts, "sign_in.*"),
     (ServiceKind::Matchmaking, "matchmaking.*"),
     (ServiceKind::Scoring, "rating.*"),
 ];

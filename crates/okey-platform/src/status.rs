@@ -242,7 +242,8 @@ reasons! {
     RoleRequired = "role_required" => PermissionDenied,
     /// No such player.
     PlayerNotFound = "player_not_found" => NotFound,
-    /// Too many wrong passwords for the account or address, or wrong room codes or passwords.
+    /// Too many wrong passwords for the account or address, too many new guests from the
+    /// address, or wrong room codes or passwords.
     TooManyAttempts = "too_many_attempts" => ResourceExhausted,
     /// An unknown service client or a wrong client secret (never says which).
     InvalidClientCredentials = "invalid_client_credentials" => Unauthenticated,

@@ -56,6 +56,14 @@ pub enum AccountsError {
         /// When the client may try again.
         retry_after: Duration,
     },
+    /// Too many new guest accounts from this address (`sign_in.guests_per_address`).
+    #[error(
+        "too many new guest accounts from this address; try again later, or sign in to an existing account"
+    )]
+    TooManyGuests {
+        /// When the client may try again.
+        retry_after: Duration,
+    },
     /// The username belongs to another account.
     #[error("this username is taken")]
     UsernameTaken,
@@ -397,12 +405,14 @@ impl Accounts {
 
     /// Signs in the guest of `device_id`, creating it on first use. Returns whether it was
     /// created by this call or by an earlier one with the same `request_id` (a retry): the call
-    /// that creates a guest keeps its request id in `handled_requests`.
+    /// that creates a guest keeps its request id in `handled_requests`. Creating one counts
+    /// against `address`'s new-guest limit (signing in to an existing guest does not).
     pub async fn sign_in_as_guest(
         &self,
         request_id: &str,
         device_id: &str,
         display_name: &str,
+        address: &str,
     ) -> Result<(Account, Session, bool), AccountsError> {
         let device_id = checked_device_id(device_id, true)?.unwrap_or_default();
         let display_name = display_name.trim();
@@ -432,6 +442,13 @@ impl Accounts {
                 (id, created_by_this_request.is_some())
             }
             None => {
+                if let Verdict::Refuse(retry_after) = self.limiter.new_guest(address).await? {
+                    tracing::warn!(
+                        address,
+                        "guest refused: too many new guests from this address"
+                    );
+                    return Err(AccountsError::TooManyGuests { retry_after });
+                }
                 let id = Uuid::new_v4();
                 let name = if display_name.is_empty() {
                     format!("Guest-{}", &id.simple().to_string()[..6])
@@ -459,8 +476,13 @@ impl Accounts {
                 if bound.rows_affected() == 0 {
                     // Another call for this device won the race: use its guest.
                     tx.rollback().await?;
-                    return Box::pin(self.sign_in_as_guest(request_id, device_id, display_name))
-                        .await;
+                    return Box::pin(self.sign_in_as_guest(
+                        request_id,
+                        device_id,
+                        display_name,
+                        address,
+                    ))
+                    .await;
                 }
                 sqlx::query(
                     "INSERT INTO handled_requests (request_id, caller, rpc, response)

@@ -4,6 +4,7 @@
 //! place ([`to_status`]). Requests are never logged: they carry passwords and tokens.
 
 use chrono::{DateTime, Utc};
+use ipnet::IpNet;
 use okey_platform::Secret;
 use okey_platform::auth::{Caller, Role};
 use okey_platform::fields;
@@ -16,17 +17,33 @@ use uuid::Uuid;
 use crate::accounts::{
     Account, AccountKind, Accounts, AccountsError, Profile, ProfileChange, Session,
 };
+use crate::limiter::client_address;
 
 /// The AccountsService implementation.
 #[derive(Clone)]
 pub struct AccountsApi {
     accounts: Accounts,
+    /// `sign_in.trusted_proxies`: peers whose `x-forwarded-for` names the client.
+    trusted_proxies: Vec<IpNet>,
 }
 
 impl AccountsApi {
-    /// The API over the service's state.
-    pub fn new(accounts: Accounts) -> Self {
-        AccountsApi { accounts }
+    /// The API over the service's state; calls from `trusted_proxies` are counted against the
+    /// client they forward for.
+    pub fn new(accounts: Accounts, trusted_proxies: Vec<IpNet>) -> Self {
+        AccountsApi {
+            accounts,
+            trusted_proxies,
+        }
+    }
+
+    /// The address the call's limits are kept for ([`client_address`]).
+    fn address<T>(&self, request: &Request<T>) -> String {
+        let forwarded = request
+            .metadata()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok());
+        client_address(request.remote_addr(), forwarded, &self.trusted_proxies)
     }
 }
 
@@ -41,7 +58,8 @@ pub fn to_status(error: AccountsError) -> Status {
         e @ AccountsError::InvalidCredentials => {
             status::error(Reason::InvalidCredentials, e.to_string())
         }
-        e @ AccountsError::TooManyAttempts { retry_after } => {
+        e @ (AccountsError::TooManyAttempts { retry_after }
+        | AccountsError::TooManyGuests { retry_after }) => {
             status::retry_after(Reason::TooManyAttempts, retry_after, e.to_string())
         }
         e @ AccountsError::UsernameTaken => status::error(Reason::UsernameTaken, e.to_string()),
@@ -179,6 +197,7 @@ impl AccountsService for AccountsApi {
         &self,
         request: Request<pb::SignInAsGuestRequest>,
     ) -> Result<Response<pb::SignInAsGuestResponse>, Status> {
+        let address = self.address(&request);
         let r = request.into_inner();
         fields::request_id(&r.request_id)?;
         texts(&[
@@ -187,7 +206,7 @@ impl AccountsService for AccountsApi {
         ])?;
         let (account, session, created) = self
             .accounts
-            .sign_in_as_guest(&r.request_id, &r.device_id, &r.display_name)
+            .sign_in_as_guest(&r.request_id, &r.device_id, &r.display_name, &address)
             .await
             .map_err(to_status)?;
         Ok(Response::new(pb::SignInAsGuestResponse {
@@ -221,10 +240,7 @@ impl AccountsService for AccountsApi {
         &self,
         request: Request<pb::SignInRequest>,
     ) -> Result<Response<pb::SignInResponse>, Status> {
-        let address = request
-            .remote_addr()
-            .map(|a| a.ip().to_string())
-            .unwrap_or_else(|| "unknown".to_owned());
+        let address = self.address(&request);
         let r = request.into_inner();
         fields::request_id(&r.request_id)?;
         texts(&[

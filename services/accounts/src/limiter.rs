@@ -1,4 +1,5 @@
-//! Sign-in attempt limits, per account and per client address, in Redis.
+//! Sign-in attempt limits, per account and per client address, in Redis; and the client's
+//! address itself ([`client_address`]: behind trusted proxies, the one `x-forwarded-for` names).
 //!
 //! Each wrong password increments two counters (`<prefix>:signin:fail:user:<username>` and
 //! `…:addr:<address>`) that expire a fixed window after the first failure. Before a password is
@@ -7,12 +8,18 @@
 //! refused without checking the password until the window ends (refused). A correct password
 //! clears the account counter, never the address counter.
 //!
+//! New guest accounts are counted per address too (`…:guest:new:addr:<address>`, a fixed window
+//! from the first): past `sign_in.guests_per_address`, creating another is refused until the
+//! window ends; signing in to an existing guest is never counted.
+//!
 //! Redis rather than memory: every replica of the accounts service sees the same counts, a
 //! restart does not reset them, and expiry is Redis's job. If Redis does not answer, sign-in is
 //! refused (UNAVAILABLE) rather than left unlimited.
 
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use ipnet::IpNet;
 use redis::aio::ConnectionManager;
 
 /// How hard sign-in attempts are limited.
@@ -32,6 +39,10 @@ pub struct LimitPolicy {
     pub first_delay: Duration,
     /// Longest delay.
     pub max_delay: Duration,
+    /// New guests per address per `guest_window` (0: no limit).
+    pub guests_per_address: u32,
+    /// The window of `guests_per_address`, from the first guest it counts.
+    pub guest_window: Duration,
 }
 
 impl Default for LimitPolicy {
@@ -44,6 +55,8 @@ impl Default for LimitPolicy {
             window: Duration::from_secs(15 * 60),
             first_delay: Duration::from_millis(200),
             max_delay: Duration::from_secs(3),
+            guests_per_address: 1000,
+            guest_window: Duration::from_secs(60 * 60),
         }
     }
 }
@@ -122,6 +135,33 @@ impl SignInLimiter {
             .await
     }
 
+    /// Counts a new guest account from `address`: [`Verdict::Refuse`] once the address has made
+    /// `guests_per_address` in the window (the refused attempt is counted too, which changes
+    /// nothing: the window does not move).
+    pub async fn new_guest(&self, address: &str) -> redis::RedisResult<Verdict> {
+        let limit = self.policy.guests_per_address;
+        if limit == 0 {
+            return Ok(Verdict::Proceed(Duration::ZERO));
+        }
+        let key = format!("{}:guest:new:addr:{address}", self.prefix);
+        let mut conn = self.redis.clone();
+        let (count, ttl): (u32, i64) = redis::pipe()
+            .incr(&key, 1)
+            .cmd("EXPIRE")
+            .arg(&key)
+            .arg(self.policy.guest_window.as_secs().max(1))
+            .arg("NX")
+            .ignore()
+            .ttl(&key)
+            .query_async(&mut conn)
+            .await?;
+        Ok(if count > limit {
+            Verdict::Refuse(Duration::from_secs(ttl.max(1) as u64))
+        } else {
+            Verdict::Proceed(Duration::ZERO)
+        })
+    }
+
     /// Clears the account's failures after a correct password.
     pub async fn record_success(&self, username: &str, address: &str) -> redis::RedisResult<()> {
         let [user_key, _] = self.keys(username, address);
@@ -149,9 +189,94 @@ fn decide(p: &LimitPolicy, user: u32, addr: u32, user_ttl: i64, addr_ttl: i64) -
     Verdict::Proceed(delay(user, p.account_free).max(delay(addr, p.address_free)))
 }
 
+/// The address a call's limits are kept for: the peer's own, unless the peer is one of the
+/// `trusted` proxies; then the right-most `x-forwarded-for` entry that is not a trusted proxy
+/// itself (the entries left of it were written by the client, who may write anything), or the
+/// left-most when all are. `unknown` without a peer address (a test's in-process call).
+pub fn client_address(
+    peer: Option<SocketAddr>,
+    forwarded: Option<&str>,
+    trusted: &[IpNet],
+) -> String {
+    let Some(peer) = peer.map(|p| p.ip()) else {
+        return "unknown".to_owned();
+    };
+    let is_trusted = |ip: &IpAddr| trusted.iter().any(|net| net.contains(ip));
+    if !is_trusted(&peer) {
+        return peer.to_string();
+    }
+    let mut client = peer;
+    for entry in forwarded.unwrap_or("").rsplit(',').map(str::trim) {
+        match entry.parse::<IpAddr>() {
+            Ok(ip) => {
+                client = ip;
+                if !is_trusted(&ip) {
+                    break;
+                }
+            }
+            // Not an address (empty, a port, `unknown`): nothing left of it can be trusted.
+            Err(_) => break,
+        }
+    }
+    client.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_client_address_is_the_peers_unless_a_trusted_proxy_forwards() {
+        let trusted: Vec<IpNet> = vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "192.0.2.7/32".parse().unwrap(),
+        ];
+        let peer = |ip: &str| Some(SocketAddr::new(ip.parse().unwrap(), 40_000));
+        // An untrusted peer is the client, whatever it forwards.
+        assert_eq!(
+            client_address(peer("203.0.113.9"), Some("1.2.3.4"), &trusted),
+            "203.0.113.9"
+        );
+        // A trusted proxy: the right-most entry it did not write itself.
+        assert_eq!(
+            client_address(peer("10.1.2.3"), Some("198.51.100.4"), &trusted),
+            "198.51.100.4"
+        );
+        assert_eq!(
+            client_address(
+                peer("10.1.2.3"),
+                Some("6.6.6.6, 198.51.100.4, 10.9.9.9"),
+                &trusted
+            ),
+            "198.51.100.4",
+            "what the client wrote left of the first untrusted hop is never believed"
+        );
+        // Every hop trusted: the left-most; nothing forwarded, or garbage: the last trusted hop.
+        assert_eq!(
+            client_address(peer("10.1.2.3"), Some("192.0.2.7, 10.0.0.5"), &trusted),
+            "192.0.2.7"
+        );
+        assert_eq!(client_address(peer("10.1.2.3"), None, &trusted), "10.1.2.3");
+        assert_eq!(
+            client_address(peer("10.1.2.3"), Some("unknown"), &trusted),
+            "10.1.2.3"
+        );
+        assert_eq!(
+            client_address(peer("10.1.2.3"), Some("1.2.3.4, x"), &trusted),
+            "10.1.2.3"
+        );
+        // IPv6 entries, and no proxies configured.
+        let v6: Vec<IpNet> = vec!["fd00::/8".parse().unwrap()];
+        assert_eq!(
+            client_address(peer("fd00::1"), Some("2001:db8::5"), &v6),
+            "2001:db8::5"
+        );
+        assert_eq!(
+            client_address(peer("10.1.2.3"), Some("1.2.3.4"), &[]),
+            "10.1.2.3"
+        );
+        assert_eq!(client_address(None, Some("1.2.3.4"), &trusted), "unknown");
+    }
 
     fn decide(user: u32, addr: u32) -> Verdict {
         super::decide(&LimitPolicy::default(), user, addr, 60, 60)

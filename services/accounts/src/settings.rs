@@ -12,6 +12,27 @@ use serde::Deserialize;
 pub struct AccountsSettings {
     /// Its part of `[tokens]` (where verifiers find the keys is shared).
     pub tokens: IssuingSettings,
+    /// Who a caller is on the network, and what one address may do.
+    pub sign_in: SignInSettings,
+}
+
+/// Client addresses and the limits kept per address (`[sign_in]`, `OKEY_SIGN_IN__…`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignInSettings {
+    /// The proxies in front of the service (load balancers, ingress controllers), as IP
+    /// addresses or CIDR blocks separated by whitespace or commas. A call from one of them is
+    /// counted against the client its `x-forwarded-for` header names (the right-most entry that
+    /// is not itself a trusted proxy); a call from anywhere else against its own address. Empty:
+    /// every call counts against the address it comes from, so behind a proxy every client
+    /// would share the proxy's limits.
+    pub trusted_proxies: String,
+    /// New guest accounts one client address may create per `guest_window_secs` (signing in to
+    /// an existing guest never counts); more are RESOURCE_EXHAUSTED `too_many_attempts`. 0: no
+    /// limit.
+    pub guests_per_address: u32,
+    /// The window of `guests_per_address`, seconds from the first guest it counts.
+    pub guest_window_secs: u64,
 }
 
 /// Signing keys and token lifetimes.
@@ -42,6 +63,11 @@ access_ttl_secs = 900
 refresh_ttl_secs = 2592000
 service_clients = ""
 service_ttl_secs = 900
+
+[sign_in]
+trusted_proxies = ""
+guests_per_address = 1000
+guest_window_secs = 3600
 "#;
 
     fn check(&self) -> Result<(), (&'static str, String)> {
@@ -58,8 +84,30 @@ service_ttl_secs = 900
         if t.service_ttl_secs < 60 {
             return Err(("tokens.service_ttl_secs", "must be at least 60".into()));
         }
+        if let Err(e) = parse_trusted_proxies(&self.sign_in.trusted_proxies) {
+            return Err(("sign_in.trusted_proxies", e));
+        }
+        if self.sign_in.guest_window_secs == 0 {
+            return Err(("sign_in.guest_window_secs", "must be at least 1".into()));
+        }
         Ok(())
     }
+}
+
+/// Reads `sign_in.trusted_proxies`: IP addresses (a block of one) and CIDR blocks, whitespace
+/// or commas between them.
+pub fn parse_trusted_proxies(text: &str) -> Result<Vec<ipnet::IpNet>, String> {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            entry
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    format!("`{entry}` is neither an IP address nor a CIDR block (10.0.0.0/8)")
+                })
+        })
+        .collect()
 }
 
 /// Reads `tokens.service_clients`: `id:sha256hex` entries (whitespace or commas between them)
@@ -114,6 +162,19 @@ mod tests {
         assert!(parse_service_clients(&format!("mm:{hex} mm:{hex}")).is_err());
         let err = own(&[("OKEY_TOKENS__SERVICE_CLIENTS", "mm:zz")]).unwrap_err();
         assert!(err.contains("tokens.service_clients"), "{err}");
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_and_blocks() {
+        let nets = parse_trusted_proxies(" 10.0.0.0/8,192.0.2.7 fd00::/8\n").unwrap();
+        assert_eq!(nets.len(), 3);
+        assert!(nets[1].contains(&"192.0.2.7".parse::<std::net::IpAddr>().unwrap()));
+        assert!(parse_trusted_proxies("").unwrap().is_empty());
+        let err = own(&[("OKEY_SIGN_IN__TRUSTED_PROXIES", "10.0.0.0/33")]).unwrap_err();
+        assert!(err.contains("sign_in.trusted_proxies"), "{err}");
+        let err = own(&[("OKEY_SIGN_IN__GUEST_WINDOW_SECS", "0")]).unwrap_err();
+        assert!(err.contains("sign_in.guest_window_secs"), "{err}");
+        assert_eq!(own(&[]).unwrap().sign_in.guests_per_address, 1000);
     }
 
     #[test]

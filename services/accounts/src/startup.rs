@@ -16,7 +16,7 @@ use crate::accounts::Accounts;
 use crate::grpc::AccountsApi;
 use crate::keys::{KeyError, SigningKeys};
 use crate::limiter::{LimitPolicy, SignInLimiter};
-use crate::settings::AccountsSettings;
+use crate::settings::{AccountsSettings, parse_trusted_proxies};
 
 /// The service's own schema, `migrations/accounts`, applied at every start.
 static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/accounts");
@@ -108,9 +108,16 @@ impl Application {
         else {
             unreachable!("NEEDS asks for postgres and redis");
         };
-        let limiter = SignInLimiter::new(redis, &settings.redis.key_prefix, LimitPolicy::default());
+        let policy = LimitPolicy {
+            guests_per_address: own.sign_in.guests_per_address,
+            guest_window: std::time::Duration::from_secs(own.sign_in.guest_window_secs),
+            ..LimitPolicy::default()
+        };
+        let limiter = SignInLimiter::new(redis, &settings.redis.key_prefix, policy);
         let accounts = Accounts::new(pool, keys, limiter, settings, &own);
-        let api = AccountsServiceServer::new(AccountsApi::new(accounts))
+        // Reading the settings already refused a malformed list.
+        let trusted = parse_trusted_proxies(&own.sign_in.trusted_proxies).unwrap_or_default();
+        let api = AccountsServiceServer::new(AccountsApi::new(accounts, trusted))
             .max_decoding_message_size(okey_platform::MAX_REQUEST_BYTES);
         Ok(Application {
             host: host.add_api(api).with_auth(auth),

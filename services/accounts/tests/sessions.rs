@@ -416,6 +416,71 @@ async fn repeated_wrong_passwords_are_slowed_then_refused() {
 }
 
 #[tokio::test]
+async fn new_guests_are_limited_per_client_address_as_the_trusted_proxy_forwards_it() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    // The test calls from loopback, here a trusted proxy: each call counts against the client
+    // its x-forwarded-for names.
+    let app = TestApp::start(
+        &infra,
+        &[
+            ("OKEY_SIGN_IN__GUESTS_PER_ADDRESS", "3".into()),
+            ("OKEY_SIGN_IN__TRUSTED_PROXIES", "127.0.0.0/8, ::1".into()),
+        ],
+    )
+    .await;
+    let mut client = app.client().await;
+    let from = |client_address: &str, device_id: &str| {
+        let mut request = tonic::Request::new(pb::SignInAsGuestRequest {
+            request_id: uuid::Uuid::new_v4().to_string(),
+            device_id: device_id.to_owned(),
+            display_name: String::new(),
+        });
+        request.metadata_mut().insert(
+            "x-forwarded-for",
+            format!("203.0.113.66, {client_address}").parse().unwrap(),
+        );
+        request
+    };
+    let first_device = device();
+    for device_id in [first_device.clone(), device(), device()] {
+        let created = client
+            .sign_in_as_guest(from("198.51.100.1", &device_id))
+            .await
+            .expect("within the limit")
+            .into_inner();
+        assert!(created.created);
+    }
+    let refused = client
+        .sign_in_as_guest(from("198.51.100.1", &device()))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::ResourceExhausted);
+    assert_eq!(reason(&refused), "too_many_attempts");
+    use tonic_types::StatusExt;
+    let retry = refused
+        .get_error_details()
+        .retry_info()
+        .cloned()
+        .expect("RetryInfo");
+    assert!(retry.retry_delay.unwrap() > Duration::from_secs(60));
+    // A device that has its guest still signs in; another client behind the same proxy, and
+    // the left-most entry (written by the client, never believed) does not matter.
+    let again = client
+        .sign_in_as_guest(from("198.51.100.1", &first_device))
+        .await
+        .expect("an existing guest is never limited")
+        .into_inner();
+    assert!(!again.created);
+    client
+        .sign_in_as_guest(from("198.51.100.2", &device()))
+        .await
+        .expect("another client address has its own count");
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn statistics_follow_table_events_once() {
     let Some(infra) = TestInfra::from_env() else {
         return;
