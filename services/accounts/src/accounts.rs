@@ -495,7 +495,8 @@ impl Accounts {
                 (id, true)
             }
         };
-        let account = load_account(&mut tx, player_id).await?;
+        // Held until the session is stored: an upgrade committing meanwhile is seen here.
+        let account = share_account(&mut tx, player_id).await?;
         if account.kind != AccountKind::Guest {
             return Err(AccountsError::NotAGuest);
         }
@@ -602,7 +603,7 @@ impl Accounts {
         if username.is_empty() || username.len() > 64 || password.expose().len() > 256 {
             return Err(AccountsError::InvalidCredentials);
         }
-        match self.limiter.check(&username, address).await? {
+        match self.limiter.attempt(&username, address).await? {
             Verdict::Refuse(retry_after) => {
                 tracing::warn!(%username, address, "sign-in refused: too many failures");
                 return Err(AccountsError::TooManyAttempts { retry_after });
@@ -625,13 +626,12 @@ impl Accounts {
         };
         let matches = self.verify_password(password, hash).await;
         let Some(player_id) = player_id.filter(|_| matches) else {
-            self.limiter.record_failure(&username, address).await?;
             tracing::info!(%username, address, "sign-in failed: wrong credentials");
             return Err(AccountsError::InvalidCredentials);
         };
         self.limiter.record_success(&username, address).await?;
         let mut tx = self.pool.begin().await?;
-        let account = load_account(&mut tx, player_id).await?;
+        let account = share_account(&mut tx, player_id).await?;
         let session = self
             .start_session(&mut tx, &account, device_id, Uuid::new_v4(), None)
             .await?;
@@ -648,6 +648,18 @@ impl Accounts {
     ) -> Result<Session, AccountsError> {
         let hash = token_hash(refresh_token.expose());
         let mut tx = self.pool.begin().await?;
+        // The account row first ([`share_account`]), then the token's, read after that lock so
+        // an upgrade or a sign-out that committed meanwhile is seen.
+        let Some(owner) = sqlx::query_scalar::<_, Uuid>(
+            "SELECT player_id FROM refresh_tokens WHERE token_sha256 = $1",
+        )
+        .bind(&hash)
+        .fetch_optional(&mut *tx)
+        .await?
+        else {
+            return Err(AccountsError::RefreshTokenInvalid);
+        };
+        let account = share_account(&mut tx, owner).await?;
         let Some(row) = sqlx::query(
             "SELECT family_id, player_id, device_id, expires_at, used_at, revoked_at, used_by_request
              FROM refresh_tokens WHERE token_sha256 = $1 FOR UPDATE",
@@ -695,7 +707,6 @@ impl Accounts {
             .execute(&mut *tx)
             .await?;
         }
-        let account = load_account(&mut tx, player_id).await?;
         let session = self
             .start_session(&mut tx, &account, device_id.as_deref(), family, Some(&hash))
             .await?;
@@ -733,22 +744,27 @@ impl Accounts {
         everywhere: bool,
     ) -> Result<(), AccountsError> {
         let hash = token_hash(refresh_token.expose());
+        let mut tx = self.pool.begin().await?;
         let Some(row) =
             sqlx::query("SELECT family_id, player_id FROM refresh_tokens WHERE token_sha256 = $1")
                 .bind(&hash)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&mut *tx)
                 .await?
         else {
             return Ok(());
         };
         let (family, player_id): (Uuid, Uuid) = (row.get(0), row.get(1));
+        // The account row first, as every writer of sessions takes it ([`share_account`]): a
+        // refresh or a sign-in in flight finishes before, and its new token is revoked here;
+        // one that comes after finds its token revoked.
+        lock_account(&mut tx, player_id).await?;
         let revoked = if everywhere {
             sqlx::query(
                 "UPDATE refresh_tokens SET revoked_at = now(), revoked_reason = 'signed_out_everywhere'
                  WHERE player_id = $1 AND revoked_at IS NULL",
             )
             .bind(player_id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?
         } else {
             sqlx::query(
@@ -756,9 +772,10 @@ impl Accounts {
                  WHERE family_id = $1 AND revoked_at IS NULL",
             )
             .bind(family)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?
         };
+        tx.commit().await?;
         tracing::info!(player = %player_id, everywhere, revoked = revoked.rows_affected(), "signed out");
         Ok(())
     }
@@ -984,6 +1001,8 @@ const SELECT_ACCOUNT: &str = "SELECT player_id, kind, username, roles, display_n
     created_at, updated_at FROM accounts WHERE player_id = $1";
 const LOCK_ACCOUNT: &str = "SELECT player_id, kind, username, roles, display_name, avatar_ref,
     created_at, updated_at FROM accounts WHERE player_id = $1 FOR UPDATE";
+const SHARE_ACCOUNT: &str = "SELECT player_id, kind, username, roles, display_name, avatar_ref,
+    created_at, updated_at FROM accounts WHERE player_id = $1 FOR SHARE";
 
 fn account_from_row(row: &sqlx::postgres::PgRow) -> Account {
     let kind: String = row.get(1);
@@ -1011,6 +1030,23 @@ async fn load_account(
     let row = sqlx::query(SELECT_ACCOUNT)
         .bind(player_id)
         .fetch_optional(conn)
+        .await?
+        .ok_or(AccountsError::NotFound)?;
+    Ok(account_from_row(&row))
+}
+
+/// Reads the account and holds its row `FOR SHARE` until the transaction ends: what every path
+/// that starts or rotates a session takes before it touches `refresh_tokens`, so an upgrade or a
+/// sign-out (which hold it `FOR UPDATE`, [`lock_account`]) is either wholly before it or wholly
+/// after it. One lock order, the account row first, for every writer of sessions: no deadlock,
+/// and no session started from what a concurrent upgrade or sign-out was ending.
+async fn share_account(
+    tx: &mut Transaction<'_, Postgres>,
+    player_id: Uuid,
+) -> Result<Account, AccountsError> {
+    let row = sqlx::query(SHARE_ACCOUNT)
+        .bind(player_id)
+        .fetch_optional(&mut **tx)
         .await?
         .ok_or(AccountsError::NotFound)?;
     Ok(account_from_row(&row))

@@ -1,12 +1,14 @@
 //! Sign-in attempt limits, per account and per client address, in Redis; and the client's
 //! address itself ([`client_address`]: behind trusted proxies, the one `x-forwarded-for` names).
 //!
-//! Each wrong password increments two counters (`<prefix>:signin:fail:user:<username>` and
-//! `…:addr:<address>`) that expire a fixed window after the first failure. Before a password is
-//! checked, the counters decide: below the free allowance the attempt goes ahead at once; above it
+//! Each attempt increments two counters (`<prefix>:signin:fail:user:<username>` and
+//! `…:addr:<address>`) that expire a fixed window after the first, before its password is checked
+//! (so a burst of parallel attempts cannot all pass on the same count), and the counts before it
+//! decide: below the free allowance the attempt goes ahead at once; above it
 //! the answer is delayed, twice as long per extra failure (slowed); at the limit the attempt is
 //! refused without checking the password until the window ends (refused). A correct password
-//! clears the account counter, never the address counter.
+//! clears the account counter and takes its own attempt off the address counter, whose earlier
+//! failures stay.
 //!
 //! New guest accounts are counted per address too (`…:guest:new:addr:<address>`, a fixed window
 //! from the first): past `sign_in.guests_per_address`, creating another is refused until the
@@ -95,44 +97,38 @@ impl SignInLimiter {
         ]
     }
 
-    /// The verdict for an attempt on `username` from `address`.
-    pub async fn check(&self, username: &str, address: &str) -> redis::RedisResult<Verdict> {
+    /// Counts an attempt on `username` from `address` as a failure before its password is
+    /// checked, and returns the verdict on the failures counted before it. Counting first makes
+    /// the limits hold against a burst of parallel attempts (each sees the ones before it); a
+    /// right password gives its count back ([`SignInLimiter::record_success`]).
+    pub async fn attempt(&self, username: &str, address: &str) -> redis::RedisResult<Verdict> {
         let [user_key, addr_key] = self.keys(username, address);
+        let window = self.policy.window.as_secs() as i64;
         let mut conn = self.redis.clone();
-        let (user, addr, user_ttl, addr_ttl): (Option<u32>, Option<u32>, i64, i64) = redis::pipe()
-            .get(&user_key)
-            .get(&addr_key)
+        let (user, addr, user_ttl, addr_ttl): (u32, u32, i64, i64) = redis::pipe()
+            .incr(&user_key, 1)
+            .cmd("EXPIRE")
+            .arg(&user_key)
+            .arg(window)
+            .arg("NX")
+            .ignore()
+            .incr(&addr_key, 1)
+            .cmd("EXPIRE")
+            .arg(&addr_key)
+            .arg(window)
+            .arg("NX")
+            .ignore()
             .ttl(&user_key)
             .ttl(&addr_key)
             .query_async(&mut conn)
             .await?;
         Ok(decide(
             &self.policy,
-            user.unwrap_or(0),
-            addr.unwrap_or(0),
+            user.saturating_sub(1),
+            addr.saturating_sub(1),
             user_ttl,
             addr_ttl,
         ))
-    }
-
-    /// Counts a wrong password.
-    pub async fn record_failure(&self, username: &str, address: &str) -> redis::RedisResult<()> {
-        let [user_key, addr_key] = self.keys(username, address);
-        let window = self.policy.window.as_secs() as i64;
-        let mut conn = self.redis.clone();
-        redis::pipe()
-            .incr(&user_key, 1)
-            .cmd("EXPIRE")
-            .arg(&user_key)
-            .arg(window)
-            .arg("NX")
-            .incr(&addr_key, 1)
-            .cmd("EXPIRE")
-            .arg(&addr_key)
-            .arg(window)
-            .arg("NX")
-            .exec_async(&mut conn)
-            .await
     }
 
     /// Counts a new guest account from `address`: [`Verdict::Refuse`] once the address has made
@@ -162,11 +158,19 @@ impl SignInLimiter {
         })
     }
 
-    /// Clears the account's failures after a correct password.
+    /// A right password: clears the account's failures and gives back the address's count of
+    /// this attempt ([`SignInLimiter::attempt`] counted it). The address keeps its earlier
+    /// failures.
     pub async fn record_success(&self, username: &str, address: &str) -> redis::RedisResult<()> {
-        let [user_key, _] = self.keys(username, address);
+        let [user_key, addr_key] = self.keys(username, address);
         let mut conn = self.redis.clone();
-        redis::cmd("DEL").arg(&user_key).exec_async(&mut conn).await
+        redis::pipe()
+            .del(&user_key)
+            .ignore()
+            .decr(&addr_key, 1)
+            .ignore()
+            .exec_async(&mut conn)
+            .await
     }
 }
 

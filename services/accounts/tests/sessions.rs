@@ -345,6 +345,49 @@ async fn a_player_calling_a_support_rpc_is_denied() {
 }
 
 #[tokio::test]
+async fn a_burst_of_parallel_wrong_passwords_is_limited_like_a_sequence() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let g = guest(&mut client).await;
+    client
+        .upgrade_guest(upgrade(
+            "ayse",
+            "the right password",
+            &g.session.unwrap().access_token,
+        ))
+        .await
+        .unwrap();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..40 {
+        let mut c = client.clone();
+        calls.spawn(async move {
+            c.sign_in(pb::SignInRequest {
+                request_id: rid(),
+                username: "ayse".into(),
+                password: "a wrong password".into(),
+                device_id: String::new(),
+            })
+            .await
+            .unwrap_err()
+        });
+    }
+    let (mut checked, mut refused) = (0, 0);
+    while let Some(e) = calls.join_next().await {
+        match reason(&e.unwrap()).as_str() {
+            "invalid_credentials" => checked += 1,
+            "too_many_attempts" => refused += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    // The account's limit (8 failures) holds however the attempts interleave.
+    assert_eq!((checked, refused), (8, 32));
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn repeated_wrong_passwords_are_slowed_then_refused() {
     let Some(infra) = TestInfra::from_env() else {
         return;
@@ -477,6 +520,168 @@ async fn new_guests_are_limited_per_client_address_as_the_trusted_proxy_forwards
         .sign_in_as_guest(from("198.51.100.2", &device()))
         .await
         .expect("another client address has its own count");
+    app.stop().await;
+}
+
+/// Refreshes `token` once more: whether it still gives a session (the code otherwise).
+async fn still_refreshes(
+    client: &mut pb::accounts_service_client::AccountsServiceClient<tonic::transport::Channel>,
+    token: &str,
+) -> Result<(), Code> {
+    match client.refresh_session(refresh(token, &rid())).await {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            assert_eq!(e.code(), Code::Unauthenticated, "{e:?}");
+            Err(e.code())
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_upgrade_racing_refreshes_and_guest_sign_ins_leaves_no_guest_session_alive() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    for round in 0..4 {
+        let device_id = device();
+        let sign_in = |client: &mut pb::accounts_service_client::AccountsServiceClient<_>| {
+            let mut client = client.clone();
+            let device_id = device_id.clone();
+            async move {
+                client
+                    .sign_in_as_guest(pb::SignInAsGuestRequest {
+                        request_id: rid(),
+                        device_id,
+                        display_name: String::new(),
+                    })
+                    .await
+            }
+        };
+        let first = sign_in(&mut client).await.unwrap().into_inner();
+        let mut refresh_tokens = vec![first.session.clone().unwrap().refresh_token];
+        for _ in 0..5 {
+            let s = sign_in(&mut client).await.unwrap().into_inner();
+            refresh_tokens.push(s.session.unwrap().refresh_token);
+        }
+        let access = first.session.unwrap().access_token;
+        // The upgrade, each session's refresh and more guest sign-ins of the device, at once.
+        let mut calls = tokio::task::JoinSet::new();
+        let mut c = client.clone();
+        let username = format!("racer{round}{}", &rid()[..8]);
+        calls.spawn(async move {
+            c.upgrade_guest(upgrade(&username, "a long enough password", &access))
+                .await
+                .map(|r| (true, r.into_inner().session.unwrap().refresh_token))
+        });
+        for token in &refresh_tokens {
+            let (mut c, token) = (client.clone(), token.clone());
+            calls.spawn(async move {
+                c.refresh_session(refresh(&token, &rid()))
+                    .await
+                    .map(|r| (false, r.into_inner().session.unwrap().refresh_token))
+            });
+        }
+        for _ in 0..4 {
+            let call = sign_in(&mut client);
+            calls.spawn(async move {
+                call.await
+                    .map(|r| (false, r.into_inner().session.unwrap().refresh_token))
+            });
+        }
+        let mut upgraded = None;
+        let mut guest_era = refresh_tokens.clone();
+        while let Some(answer) = calls.join_next().await {
+            match answer.unwrap() {
+                Ok((true, token)) => upgraded = Some(token),
+                Ok((false, token)) => guest_era.push(token),
+                Err(e) => assert!(
+                    matches!(
+                        (e.code(), reason(&e).as_str()),
+                        (Code::Unauthenticated, "token_invalid")
+                            | (Code::PermissionDenied, "not_a_guest")
+                    ),
+                    "round {round}: a race answered {e:?}"
+                ),
+            }
+        }
+        let upgraded = upgraded.expect("the upgrade succeeds");
+        // Every session the guest had or got during the race is over; the upgrade's is not.
+        for token in &guest_era {
+            assert!(
+                still_refreshes(&mut client, token).await.is_err(),
+                "round {round}: a guest session outlived the upgrade"
+            );
+        }
+        still_refreshes(&mut client, &upgraded)
+            .await
+            .expect("the upgrade's own session");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_sign_out_everywhere_racing_refreshes_leaves_no_session_alive() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    for round in 0..4 {
+        let device_id = device();
+        let mut tokens = Vec::new();
+        for _ in 0..6 {
+            let s = client
+                .sign_in_as_guest(pb::SignInAsGuestRequest {
+                    request_id: rid(),
+                    device_id: device_id.clone(),
+                    display_name: String::new(),
+                })
+                .await
+                .unwrap()
+                .into_inner();
+            tokens.push(s.session.unwrap().refresh_token);
+        }
+        let mut calls = tokio::task::JoinSet::new();
+        let (mut c, first) = (client.clone(), tokens[0].clone());
+        calls.spawn(async move {
+            c.sign_out(pb::SignOutRequest {
+                request_id: rid(),
+                refresh_token: first,
+                everywhere: true,
+            })
+            .await
+            .map(|_| None)
+        });
+        // The other sessions refresh, and the first one too (a sign-out racing its own refresh).
+        for token in &tokens {
+            let (mut c, token) = (client.clone(), token.clone());
+            calls.spawn(async move {
+                c.refresh_session(refresh(&token, &rid()))
+                    .await
+                    .map(|r| Some(r.into_inner().session.unwrap().refresh_token))
+            });
+        }
+        let mut issued = tokens.clone();
+        while let Some(answer) = calls.join_next().await {
+            match answer.unwrap() {
+                Ok(Some(token)) => issued.push(token),
+                Ok(None) => {}
+                Err(e) => assert_eq!(
+                    (e.code(), reason(&e).as_str()),
+                    (Code::Unauthenticated, "token_invalid"),
+                    "round {round}: a race answered {e:?}"
+                ),
+            }
+        }
+        for token in &issued {
+            assert!(
+                still_refreshes(&mut client, token).await.is_err(),
+                "round {round}: a session outlived the sign-out everywhere"
+            );
+        }
+    }
     app.stop().await;
 }
 
