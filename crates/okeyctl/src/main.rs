@@ -1,5 +1,20 @@
 //! `okeyctl`: the 101 Okey platform's command-line tool.
 
+/// `println!` for the commands' output: when standard output is closed (`okeyctl replay … |
+/// head`), the program ends quietly with 141, as a Unix tool stopped by SIGPIPE does, instead of
+/// panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = writeln!(std::io::stdout().lock(), $($arg)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(141);
+            }
+            panic!("cannot write to standard output: {e}");
+        }
+    }};
+}
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -302,23 +317,24 @@ fn verify(args: &VerifyArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    println!("{table} hand {}", hand);
+    say!("{table} hand {}", hand);
     for line in &report.checked {
-        println!("  {line}");
+        say!("  {line}");
     }
     match &report.difference {
         None => {
-            println!(
+            say!(
                 "verified: hand {} is what its seed and the rules give",
                 hand
             );
             ExitCode::SUCCESS
         }
         Some(d) => {
-            println!("  DIFFERS     v{} {}: {}", d.version, d.event, d.problem);
-            println!(
+            say!("  DIFFERS     v{} {}: {}", d.version, d.event, d.problem);
+            say!(
                 "not verified: the first difference is in v{} ({})",
-                d.version, d.event
+                d.version,
+                d.event
             );
             ExitCode::from(1)
         }
@@ -337,7 +353,7 @@ fn verify_file(path: &std::path::Path) -> ExitCode {
     let checked = okey_table::verify::verify_events(&events);
     match checked.problem {
         None => {
-            println!(
+            say!(
                 "verified: {} events of {}: every move is one the rules allow from the deal the \
                  file gives, every penalty and end-of-hand score is the one they give{}",
                 events.len(),
@@ -348,14 +364,14 @@ fn verify_file(path: &std::path::Path) -> ExitCode {
                     " (the hand has no end in the file: checked as far as it goes)"
                 }
             );
-            println!(
+            say!(
                 "  the deal itself is taken from the file: to check it against the seed the \
                  table committed to, verify tables/{{id}} --hand N"
             );
             ExitCode::SUCCESS
         }
         Some(problem) => {
-            println!("not verified: {problem}");
+            say!("not verified: {problem}");
             ExitCode::from(1)
         }
     }
@@ -371,7 +387,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
                 // is said, and the telling stops before it.
                 let checked = okey_table::verify::verify_events(&events);
                 if let (Some(problem), Some(at)) = (&checked.problem, checked.at) {
-                    println!(
+                    say!(
                         "NOT AS THE RULES GIVE IT: {problem}. The file was changed, or is not \
                          what this engine wrote; told up to version {}",
                         at.saturating_sub(1)
@@ -412,12 +428,12 @@ fn replay(args: &ReplayArgs) -> ExitCode {
     match read {
         Ok((in_play, deals)) => {
             if let Some(note) = in_play {
-                println!("{note}");
+                say!("{note}");
             }
             let count = deals.all().count();
             for (i, deal) in deals.all().enumerate() {
                 if count > 1 {
-                    println!("deal {} of {count}:", i + 1);
+                    say!("deal {} of {count}:", i + 1);
                 }
                 print_replay(deal);
             }
@@ -432,7 +448,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
 
 fn print_replay(events: &[okey_rules::Event]) {
     for line in okey_rules::replay::narrate(events) {
-        println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
+        say!("v{:<4} {:<20} {}", line.version, line.event, line.text);
     }
 }
 
@@ -441,14 +457,14 @@ fn print_replay(events: &[okey_rules::Event]) {
 fn print_file_replay(events: &[okey_rules::Event]) {
     let lines = okey_rules::replay::narrate(events);
     if !okeyctl::history::has_end(events) {
-        println!(
+        say!(
             "this hand has no end here (exported while in play, or its events stop short): told \
              up to its version {}; no end-of-hand scores",
             lines.last().map_or(0, |l| l.version)
         );
     }
     for line in lines {
-        println!("v{:<4} {:<20} {}", line.version, line.event, line.text);
+        say!("v{:<4} {:<20} {}", line.version, line.event, line.text);
     }
 }
 
@@ -471,7 +487,7 @@ fn token(args: &TokenArgs) -> ExitCode {
     ));
     match minted {
         Ok(token) => {
-            println!("{token}");
+            say!("{token}");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -651,7 +667,7 @@ fn simulate(args: &SimulateArgs) -> ExitCode {
             }
         );
     }
-    println!("{}", report.to_json());
+    say!("{}", report.to_json());
     if report.invariant_violations > 0 || report.rejected_commands > 0 || report.stuck_turns > 0 {
         ExitCode::from(1)
     } else {
@@ -663,7 +679,7 @@ fn conformance_run(files: &[PathBuf]) -> ExitCode {
     let mut bad = false;
     for f in files {
         match conformance::load(f).and_then(|s| conformance::play(&s)) {
-            Ok((out, _, _)) => println!(
+            Ok((out, _, _)) => say!(
                 "{}",
                 serde_json::to_string(&out).expect("output serializes")
             ),
@@ -686,7 +702,7 @@ fn conformance_check(files: &[PathBuf]) -> ExitCode {
         let scenario = match conformance::load(f) {
             Ok(s) => s,
             Err(e) => {
-                println!("{}: cannot be played: {e:#}", f.display());
+                say!("{}: cannot be played: {e:#}", f.display());
                 failed += 1;
                 continue;
             }
@@ -698,16 +714,16 @@ fn conformance_check(files: &[PathBuf]) -> ExitCode {
                     passed += 1;
                 } else {
                     failed += 1;
-                    println!("{} ({}): {}", f.display(), scenario.name, diffs.join("; "));
+                    say!("{} ({}): {}", f.display(), scenario.name, diffs.join("; "));
                 }
             }
             Err(e) => {
-                println!("{}: cannot be played: {e:#}", f.display());
+                say!("{}: cannot be played: {e:#}", f.display());
                 failed += 1;
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    say!("{passed} passed, {failed} failed");
     if failed > 0 {
         ExitCode::from(1)
     } else {
