@@ -1,15 +1,43 @@
 //! Guessing room codes and passwords is rate-limited per caller: each unknown code or wrong
-//! password counts in Redis (`<prefix>:mm:join:fail:<player>`, a window from the first failure), and
-//! a caller at the limit is refused before the code is even looked up. A room's password is also
-//! limited per room, whoever guesses (`<prefix>:mm:join:room:<room>`): many callers (new guest
-//! accounts cost nothing) cannot share out the guessing of one password. Redis so that every
-//! replica sees the same counts; if Redis fails, JoinRoom answers UNAVAILABLE rather than running
-//! unlimited.
+//! password counts in Redis (`<prefix>:mm:join:fail:<player>`, a window from the first attempt
+//! that counts), and a caller at the limit is refused before the code is even looked up. A room's
+//! password is also limited per room, whoever guesses (`<prefix>:mm:join:room:<room>`): many
+//! callers (new guest accounts cost nothing) cannot share out the guessing of one password. Redis
+//! so that every replica sees the same counts; if Redis fails, JoinRoom answers UNAVAILABLE rather
+//! than running unlimited.
+//!
+//! Reserve, then settle: an attempt takes its place in the count (INCR, with the window's EXPIRE
+//! NX, in one transaction) before the code is looked up or the password checked, and is decided
+//! on the count that INCR returned. So parallel attempts cannot all pass a check made before any
+//! of them counted: of a burst, at most the limit are checked and the rest are refused. A refused
+//! attempt, a right password, a room without one, or a call that failed otherwise gives its place
+//! back ([`Reservation::give_back`]); only an unknown code or a wrong password keeps it
+//! ([`Reservation::keep`]). Sequentially that counts exactly what counting after the check did;
+//! under a burst, places held by attempts still in flight may refuse a concurrent one that would
+//! have passed once they were given back (never the other way round).
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use redis::Script;
 use redis::aio::ConnectionManager;
 use uuid::Uuid;
+
+/// Gives back one place in each of KEYS, unless that key has expired meanwhile (a DECR would
+/// create it again, negative and with no window); a count back at zero is deleted, so the next
+/// window starts with the next attempt that counts.
+static GIVE_BACK: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+for _, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 and redis.call('DECR', key) <= 0 then
+    redis.call('DEL', key)
+  end
+end
+return 0
+",
+    )
+});
 
 /// Counts wrong codes and passwords.
 #[derive(Clone)]
@@ -48,46 +76,119 @@ impl JoinLimiter {
         format!("{}:mm:join:room:{room}", self.prefix)
     }
 
-    /// `Some(retry after)` when the caller used up their attempts.
-    pub async fn refused(&self, player: Uuid) -> redis::RedisResult<Option<Duration>> {
-        self.used_up(&self.key(player), self.attempts).await
+    /// Reserves one of the caller's attempts, before anything is looked up: `Err(retry after)`
+    /// when they are used up (by failures, or by attempts still in flight); nothing is then
+    /// held.
+    pub async fn reserve(&self, player: Uuid) -> redis::RedisResult<Result<Reservation, Duration>> {
+        let mut held = Reservation {
+            redis: self.redis.clone(),
+            keys: Vec::new(),
+            settled: false,
+        };
+        Ok(
+            match held
+                .take(self.key(player), self.attempts, self.window)
+                .await?
+            {
+                None => Ok(held),
+                Some(retry_after) => Err(retry_after),
+            },
+        )
     }
 
-    /// `Some(retry after)` when the room's password was guessed wrong too often, by anyone.
-    pub async fn room_refused(&self, room: Uuid) -> redis::RedisResult<Option<Duration>> {
-        self.used_up(&self.room_key(room), self.room_attempts).await
+    /// Reserves one of `room`'s password attempts too, before the password is checked (the
+    /// caller's own is already held): `Some(retry after)` when the room's are used up, by anyone;
+    /// `held` then holds only what it held before.
+    pub async fn reserve_room(
+        &self,
+        held: &mut Reservation,
+        room: Uuid,
+    ) -> redis::RedisResult<Option<Duration>> {
+        held.take(self.room_key(room), self.room_attempts, self.window)
+            .await
     }
+}
 
-    async fn used_up(&self, key: &str, limit: u64) -> redis::RedisResult<Option<Duration>> {
+/// Attempts counted in advance: [`keep`](Reservation::keep) them when they failed (an unknown
+/// code, a wrong password), [`give_back`](Reservation::give_back) them otherwise. Dropped
+/// unsettled (an error returned early, or the call cancelled), they are given back in the
+/// background.
+#[must_use = "keep or give back the reserved attempts"]
+pub struct Reservation {
+    redis: ConnectionManager,
+    keys: Vec<String>,
+    settled: bool,
+}
+
+impl Reservation {
+    /// Takes a place in `key`; `Some(retry after)` (and the place given back at once) when the
+    /// count it returned is over `limit`.
+    async fn take(
+        &mut self,
+        key: String,
+        limit: u64,
+        window: Duration,
+    ) -> redis::RedisResult<Option<Duration>> {
         let mut conn = self.redis.clone();
-        let (count, ttl): (Option<u64>, i64) = redis::pipe()
-            .get(key)
-            .ttl(key)
+        let (count, _, ttl): (u64, redis::Value, i64) = redis::pipe()
+            .atomic()
+            .incr(&key, 1)
+            .cmd("EXPIRE")
+            .arg(&key)
+            .arg(window.as_secs().max(1))
+            .arg("NX")
+            .ttl(&key)
             .query_async(&mut conn)
             .await?;
-        Ok((count.unwrap_or(0) >= limit).then(|| Duration::from_secs(ttl.max(1) as u64)))
-    }
-
-    /// Counts one unknown code by `player`.
-    pub async fn failed(&self, player: Uuid) -> redis::RedisResult<()> {
-        self.count(&[self.key(player)]).await
-    }
-
-    /// Counts one wrong password for `room` by `player`.
-    pub async fn wrong_password(&self, player: Uuid, room: Uuid) -> redis::RedisResult<()> {
-        self.count(&[self.key(player), self.room_key(room)]).await
-    }
-
-    async fn count(&self, keys: &[String]) -> redis::RedisResult<()> {
-        let mut conn = self.redis.clone();
-        let mut pipe = redis::pipe();
-        for key in keys {
-            pipe.incr(key, 1)
-                .cmd("EXPIRE")
-                .arg(key)
-                .arg(self.window.as_secs().max(1))
-                .arg("NX");
+        if count > limit {
+            give_back(&mut conn, std::slice::from_ref(&key)).await?;
+            return Ok(Some(Duration::from_secs(ttl.max(1) as u64)));
         }
-        pipe.exec_async(&mut conn).await
+        self.keys.push(key);
+        Ok(None)
     }
+
+    /// The attempts failed: they stay counted for the rest of the window.
+    pub fn keep(mut self) {
+        self.settled = true;
+    }
+
+    /// The attempts did not fail (or were not needed): they count no more. Not giving them back
+    /// only counts too much, so a Redis error is logged rather than failing the call.
+    pub async fn give_back(mut self) {
+        self.settled = true;
+        let keys = std::mem::take(&mut self.keys);
+        let mut conn = self.redis.clone();
+        if let Err(e) = give_back(&mut conn, &keys).await {
+            tracing::warn!(error = %e, "join attempts not given back; they count until the window ends");
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.settled || self.keys.is_empty() {
+            return;
+        }
+        let keys = std::mem::take(&mut self.keys);
+        let mut conn = self.redis.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(e) = give_back(&mut conn, &keys).await {
+                    tracing::warn!(error = %e, "join attempts not given back; they count until the window ends");
+                }
+            });
+        }
+    }
+}
+
+async fn give_back(conn: &mut ConnectionManager, keys: &[String]) -> redis::RedisResult<()> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut invocation = GIVE_BACK.prepare_invoke();
+    for key in keys {
+        invocation.key(key);
+    }
+    invocation.invoke_async::<()>(conn).await
 }

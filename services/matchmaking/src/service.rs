@@ -236,15 +236,18 @@ impl Matchmaking {
             let seat = room.seat_of(player).ok_or(MatchmakingError::RoomFull)?;
             return Ok((room, seat));
         }
-        if let Some(retry_after) = self.limiter.refused(player).await? {
-            return Err(MatchmakingError::TooManyAttempts { retry_after });
-        }
+        // The attempt is counted before anything is looked up (limiter: reserve, then settle),
+        // so parallel guesses cannot all pass the limit; it is given back unless it failed.
+        let mut attempt = match self.limiter.reserve(player).await? {
+            Ok(attempt) => attempt,
+            Err(retry_after) => return Err(MatchmakingError::TooManyAttempts { retry_after }),
+        };
         let found = match &code {
             Some(code) => self.store.room_by_code(code).await?,
             None => None,
         };
         let Some((room_id, hash)) = found else {
-            self.limiter.failed(player).await?;
+            attempt.keep();
             return Err(MatchmakingError::RoomNotFound);
         };
         if let Some(hash) = hash {
@@ -256,15 +259,18 @@ impl Matchmaking {
             if !already {
                 // Refused before the password is checked, so a right guess after the limit
                 // learns nothing either.
-                if let Some(retry_after) = self.limiter.room_refused(room_id).await? {
+                if let Some(retry_after) = self.limiter.reserve_room(&mut attempt, room_id).await? {
+                    attempt.give_back().await;
                     return Err(MatchmakingError::TooManyAttempts { retry_after });
                 }
                 if !verify_password(password, hash).await? {
-                    self.limiter.wrong_password(player, room_id).await?;
+                    attempt.keep();
                     return Err(MatchmakingError::WrongPassword);
                 }
             }
         }
+        // The right password, or none needed: no failure.
+        attempt.give_back().await;
         let room = self
             .store
             .change_room(room_id, Some(&command), |room, starting| {

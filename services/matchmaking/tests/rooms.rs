@@ -1,10 +1,11 @@
 //! Private rooms and the lobby against the real accounts and table services: a room with a
 //! password, joined with a wrong then the right password, friends seated as partners and started,
 //! gives a table with exactly those players in those seats that nobody else may sit at or watch;
-//! guesses are rate-limited (a code with a NUL is no guess); members follow the room on a stream;
-//! the host removes a member and leaving closes the room, and either retried changes nothing; an
-//! unstarted room expires; public rooms are listed in the lobby; members are shown by the display
-//! names their tokens carry; a started room's bots are shown as its table shows them.
+//! guesses are rate-limited (a code with a NUL is no guess), sent together too; members follow the
+//! room on a stream; the host removes a member and leaving closes the room, and either retried
+//! changes nothing; an unstarted room expires; public rooms are listed in the lobby; members are
+//! shown by the display names their tokens carry; a started room's bots are shown as its table
+//! shows them.
 
 mod common;
 
@@ -792,4 +793,123 @@ async fn joins_at_the_same_moment_fill_the_free_seats_and_the_rest_are_told_it_i
             .unwrap();
         assert!(now.members.iter().all(|m| !m.player.is_empty()), "{now:?}");
     }
+}
+
+/// Guesses that arrive together, each `(guest, code, password)`, all sent before any is answered;
+/// the answers in the same order.
+async fn burst(
+    api: &MatchmakingServiceClient<Channel>,
+    guesses: &[(&Guest, &str, &str)],
+) -> Vec<Result<pb::JoinRoomResponse, tonic::Status>> {
+    let joins = guesses.iter().map(|&(guest, code, password)| {
+        let mut api = api.clone();
+        async move { join(&mut api, guest, code, password).await }
+    });
+    futures_util::future::join_all(joins).await
+}
+
+/// How many answers were refused as `too_many_attempts` (each with when to try again), and the
+/// reasons of the others (`"joined"` for a join).
+fn tally(answers: &[Result<pb::JoinRoomResponse, tonic::Status>]) -> (usize, Vec<String>) {
+    let mut refused = 0;
+    let mut others = Vec::new();
+    for answer in answers {
+        match answer {
+            Ok(_) => others.push("joined".to_owned()),
+            Err(e) if reason(e) == "too_many_attempts" => {
+                assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+                let retry = e
+                    .get_error_details()
+                    .retry_info()
+                    .expect("RetryInfo")
+                    .retry_delay
+                    .expect("a delay");
+                assert!(retry > Duration::ZERO, "{e:?}");
+                refused += 1;
+            }
+            Err(e) => others.push(reason(e)),
+        }
+    }
+    others.sort();
+    (refused, others)
+}
+
+/// The limits hold when the guesses arrive together, not only one after another: each attempt is
+/// counted before the password is checked (and given back when it was right), so of a burst of
+/// wrong passwords or unknown codes exactly the limit are checked and the rest refused, and a
+/// right password within the limit joins and does not count.
+#[tokio::test]
+async fn guesses_sent_together_are_limited_as_if_sent_one_after_another() {
+    // The defaults (10 per caller, 30 per room), with a window no test run outlasts.
+    let Some(mut w) = World::start(&[
+        ("OKEY_MATCHMAKING__JOIN_ATTEMPTS", "10"),
+        ("OKEY_MATCHMAKING__ROOM_PASSWORD_ATTEMPTS", "30"),
+        ("OKEY_MATCHMAKING__JOIN_WINDOW_SECS", "3600"),
+    ])
+    .await
+    else {
+        return;
+    };
+    let g = w.guests(4).await;
+    let (host, guesser, friend, prober) = (&g[0], &g[1], &g[2], &g[3]);
+    let room = create(&mut w.api, host, "secret-word", false, false).await;
+    let other = create(&mut w.api, host, "other-word", false, false).await;
+
+    // One caller, 30 wrong passwords at once: 10 are checked, 20 refused.
+    let guesses = vec![(guesser, room.code.as_str(), "guess-word"); 30];
+    let (refused, others) = tally(&burst(&w.api, &guesses).await);
+    assert_eq!(others, vec!["wrong_room_password"; 10]);
+    assert_eq!(refused, 20);
+    // Used up: the right password is refused too.
+    let err = join(&mut w.api, guesser, &room.code, "secret-word")
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&err), "too_many_attempts");
+
+    // Within the limit, a right password sent with wrong ones joins, and gives its attempt back:
+    // 9 wrong and the right one, then one more wrong password is still checked, and no more.
+    let mut guesses = vec![(friend, other.code.as_str(), "guess-word"); 9];
+    guesses.push((friend, other.code.as_str(), "other-word"));
+    let answers = burst(&w.api, &guesses).await;
+    assert_eq!(
+        answers[9].as_ref().expect("the right password joins").seat,
+        1
+    );
+    let (refused, others) = tally(&answers);
+    assert_eq!(refused, 0);
+    assert_eq!(
+        others
+            .iter()
+            .filter(|r| *r == "wrong_room_password")
+            .count(),
+        9
+    );
+    let guesses = vec![(friend, room.code.as_str(), "guess-word"); 5];
+    let (refused, others) = tally(&burst(&w.api, &guesses).await);
+    assert_eq!(others, vec!["wrong_room_password"]);
+    assert_eq!(refused, 4);
+
+    // Unknown codes share the caller's limit.
+    let guesses = vec![(prober, "ZZZZZZ", ""); 30];
+    let (refused, others) = tally(&burst(&w.api, &guesses).await);
+    assert_eq!(others, vec!["room_not_found"; 10]);
+    assert_eq!(refused, 20);
+
+    // The room's own limit, whoever guesses: 40 callers, one wrong password each, at once; the
+    // room has had 11 (from the guesser and the friend), so 19 more are checked and 21 refused.
+    let guessers = w.guests(40).await;
+    let guesses: Vec<_> = guessers
+        .iter()
+        .map(|guesser| (guesser, room.code.as_str(), "guess-word"))
+        .collect();
+    let (refused, others) = tally(&burst(&w.api, &guesses).await);
+    assert_eq!(others, vec!["wrong_room_password"; 19]);
+    assert_eq!(refused, 21);
+    // The room is used up, for the right password of a caller within their own limit too.
+    let err = join(&mut w.api, &guessers[0], &room.code, "secret-word")
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&err), "too_many_attempts");
+
+    w.stop().await;
 }
