@@ -164,13 +164,21 @@ impl SignInLimiter {
     pub async fn record_success(&self, username: &str, address: &str) -> redis::RedisResult<()> {
         let [user_key, addr_key] = self.keys(username, address);
         let mut conn = self.redis.clone();
-        redis::pipe()
-            .del(&user_key)
-            .ignore()
-            .decr(&addr_key, 1)
-            .ignore()
-            .exec_async(&mut conn)
-            .await
+        // DECR only a count that still exists (on an expired one it would start a count below
+        // zero with no window); a count back at zero goes.
+        redis::Script::new(
+            r"
+redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('DECR', KEYS[2]) <= 0 then
+  redis.call('DEL', KEYS[2])
+end
+return 0
+",
+        )
+        .key(&user_key)
+        .key(&addr_key)
+        .invoke_async::<()>(&mut conn)
+        .await
     }
 }
 
