@@ -270,6 +270,8 @@ impl AccountsService for AccountsApi {
         let r = request.into_inner();
         fields::request_id(&r.request_id)?;
         texts(&[("refresh_token", &r.refresh_token)])?;
+        // Left out, it is a malformed request (as SignIn's password), not an unknown token.
+        fields::required("refresh_token", &r.refresh_token)?;
         let token = Secret::new(r.refresh_token);
         let session = self
             .accounts

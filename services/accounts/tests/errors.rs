@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{TestApp, bearer, device, guest};
+use common::{TestApp, bearer, device, guest, reason};
 use okey_platform::testing::{TestInfra, connect, raw_unary, reflection_files_for};
 use okey_proto::v1 as pb;
 use prost::Message;
@@ -422,6 +422,33 @@ async fn an_avatar_ref_is_counted_in_characters() {
         .await
         .unwrap_err();
     assert_invalid(&refused, "invalid_avatar_ref");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_empty_refresh_token_is_missing_field_and_an_unknown_one_token_invalid() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let empty = client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: "r1".into(),
+            refresh_token: String::new(),
+        })
+        .await
+        .unwrap_err();
+    assert_invalid(&empty, "missing_field");
+    let unknown = client
+        .refresh_session(pb::RefreshSessionRequest {
+            request_id: "r2".into(),
+            refresh_token: "not a token this service made".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::Unauthenticated);
+    assert_eq!(reason(&unknown), "token_invalid");
     app.stop().await;
 }
 
