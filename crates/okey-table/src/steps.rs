@@ -197,8 +197,9 @@ fn seat_of(event: &Event) -> Option<Seat> {
     }
 }
 
-/// A table event that is not the engine's (seat changes, client seeds), told.
-fn table_told(event: &TableEvent) -> (Option<Seat>, String) {
+/// A table event that is not the engine's (seat changes, client seeds), told: the page's words,
+/// which `okeyctl replay` prints too.
+pub fn table_told(event: &TableEvent) -> (Option<Seat>, String) {
     match event {
         TableEvent::SeatTaken { seat, player, .. } => {
             (Some(*seat), format!("{player} sat down in seat {seat}"))

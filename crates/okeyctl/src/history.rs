@@ -72,6 +72,24 @@ impl HandDeals {
     }
 }
 
+/// One line of a fetched hand told: the table version of its event, the event's name and what
+/// it says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToldLine {
+    pub version: u64,
+    pub event: String,
+    pub text: String,
+}
+
+/// The hand `events` (a deal as `okeyctl replay` reads it) fold to.
+fn folded(events: &[Event]) -> Hand {
+    let mut hand = Hand::from_start(&events[0]);
+    for e in &events[1..] {
+        hand.evolve(e);
+    }
+    hand
+}
+
 /// Whether `events` (a deal as `okeyctl replay` reads it) reach the deal's end: a deal exported
 /// while in play stops before its `hand_ended`, and tells no end-of-hand score.
 pub fn has_end(events: &[Event]) -> bool {
@@ -83,6 +101,108 @@ impl Fetched {
     /// table's latest event at the read.
     pub fn last_version(&self) -> u64 {
         self.events.last().map_or(0, |(v, _)| *v)
+    }
+
+    /// The hand as `okeyctl replay tables/… --hand N` tells it, the same story as the replay
+    /// page: every event at its **table** version (the version the ledger, the page and
+    /// `ListLedgerEntries` name), the engine's events told by `okey_rules::replay` from `deals`
+    /// (this hand's, [`Fetched::deals`]), the seat changes in between in the page's words, and
+    /// after each deal's end every seat's match total: before, the hand's score, the in-play
+    /// penalties that stand, after (and why, when the table's rules floored it at zero).
+    pub fn told(&self, deals: &HandDeals) -> Vec<ToldLine> {
+        let narrated: Vec<Vec<okey_rules::replay::ReplayLine>> = deals
+            .all()
+            .map(|d| okey_rules::replay::narrate(d))
+            .collect();
+        let hand = self.hand_number;
+        let mut out = Vec::new();
+        // The deal being told (index into `narrated`) and its next line.
+        let mut deal: Option<usize> = None;
+        let mut next = 0;
+        let mut dealt = 0;
+        // Between a deal and its end: the seat changes then are part of the story.
+        let mut open = false;
+        let mut totals_before = self.totals_before;
+        for (version, event) in &self.events {
+            let engine_line = match event {
+                TableEvent::HandDealt { hand_number, .. } if *hand_number == hand => {
+                    deal = Some(dealt);
+                    dealt += 1;
+                    next = 0;
+                    open = true;
+                    if narrated.len() > 1 {
+                        out.push(ToldLine {
+                            version: *version,
+                            event: String::new(),
+                            text: format!("deal {dealt} of {}:", narrated.len()),
+                        });
+                    }
+                    true
+                }
+                TableEvent::Played { hand_number, .. }
+                | TableEvent::HandEnded { hand_number, .. }
+                    if *hand_number == hand =>
+                {
+                    true
+                }
+                _ => false,
+            };
+            if engine_line {
+                let Some(line) = deal.and_then(|d| narrated.get(d)).and_then(|l| l.get(next))
+                else {
+                    continue;
+                };
+                next += 1;
+                out.push(ToldLine {
+                    version: *version,
+                    event: line.event.to_owned(),
+                    text: line.text.clone(),
+                });
+                if let (TableEvent::HandEnded { end, totals, .. }, Some(d)) = (event, deal) {
+                    let penalties = deals
+                        .all()
+                        .nth(d)
+                        .map(|events| folded(events).penalty_totals())
+                        .unwrap_or_default();
+                    for seat in 0..4 {
+                        let summed = totals_before[seat]
+                            + i64::from(end.scores[seat])
+                            + i64::from(penalties[seat]);
+                        let floored = if summed == totals[seat] {
+                            String::new()
+                        } else {
+                            format!(
+                                " (the sum is {summed}, written as {}: this table's rules floor \
+                                 totals at zero)",
+                                totals[seat]
+                            )
+                        };
+                        out.push(ToldLine {
+                            version: *version,
+                            event: String::new(),
+                            text: format!(
+                                "    seat {seat}'s match total: {} + hand score {} + in-play \
+                                 penalties {} = {}{floored}",
+                                totals_before[seat],
+                                end.scores[seat],
+                                penalties[seat],
+                                totals[seat]
+                            ),
+                        });
+                    }
+                    totals_before = *totals;
+                    open = false;
+                }
+            } else if open {
+                let (_, text) = okey_table::steps::table_told(event);
+                out.push(ToldLine {
+                    version: *version,
+                    event: event.name().to_owned(),
+                    text,
+                });
+            }
+        }
+        out
     }
 
     /// `hand N is in play: told up to version V …`, for a hand read while it is played; `None`

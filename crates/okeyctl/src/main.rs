@@ -423,19 +423,19 @@ fn replay(args: &ReplayArgs) -> ExitCode {
     ));
     let read = fetched.and_then(|f| {
         let deals = f.deals()?;
-        Ok((f.in_play_note(), deals))
+        Ok((f.in_play_note(), f.told(&deals)))
     });
     match read {
-        Ok((in_play, deals)) => {
+        Ok((in_play, lines)) => {
             if let Some(note) = in_play {
                 say!("{note}");
             }
-            let count = deals.all().count();
-            for (i, deal) in deals.all().enumerate() {
-                if count > 1 {
-                    say!("deal {} of {count}:", i + 1);
+            for line in lines {
+                if line.event.is_empty() {
+                    say!("{}", line.text);
+                } else {
+                    say!("v{:<4} {:<20} {}", line.version, line.event, line.text);
                 }
-                print_replay(deal);
             }
             ExitCode::SUCCESS
         }

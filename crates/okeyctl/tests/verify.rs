@@ -255,6 +255,16 @@ async fn a_hand_in_play_is_told_and_exported_to_support_up_to_its_latest_event_n
     assert!(stdout.contains("HandStarted"), "{stdout}");
     assert!(!stdout.contains("HandEnded"), "{stdout}");
     assert_eq!(stdout.lines().count(), live.len() + 1, "{stdout}");
+    // Told at table versions (those the ledger and the page name): the last line is the
+    // version the header says.
+    assert!(
+        stdout
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with(&format!("v{version} ")),
+        "{stdout}"
+    );
 
     // `okeyctl export-hand`: the same events, no hand_ended, said on stderr.
     let dir = std::env::temp_dir().join(format!("okeyctl-live-{}", uuid()));
@@ -334,11 +344,24 @@ async fn a_hand_in_play_is_told_and_exported_to_support_up_to_its_latest_event_n
     .await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(!stdout.contains("is in play"), "{stdout}");
-    assert!(stdout.contains("HandEnded"), "{stdout}");
     let ended = okeyctl::history::fetch(&url, &support.token, &table, 1)
         .await
         .unwrap();
     assert!(ended.ended);
+    // The end at its table version, then every seat's match total from 0.
+    let end_version = ended.last_version();
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("v{end_version} ")) && l.contains("HandEnded")),
+        "{stdout}"
+    );
+    for seat in 0..4 {
+        assert!(
+            stdout.contains(&format!("seat {seat}'s match total: 0 + hand score")),
+            "{stdout}"
+        );
+    }
     let finished = ended.finished_deals().unwrap();
     let whole = finished.last().unwrap();
     assert!(okeyctl::history::has_end(whole));
