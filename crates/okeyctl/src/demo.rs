@@ -459,6 +459,7 @@ async fn follow_table(
         hand_files: Vec::new(),
         verified: Vec::new(),
         moves: 0,
+        last_move: (0, String::new()),
         hand: 0,
         finished: None,
     };
@@ -592,11 +593,19 @@ struct Follow {
     hand_files: Vec<PathBuf>,
     verified: Vec<i32>,
     moves: u32,
+    /// The latest move, told for a penalty it causes: its number and what it was.
+    last_move: (u32, String),
     hand: i32,
     finished: Option<(Vec<i32>, Vec<i32>)>,
 }
 
 impl Follow {
+    /// A move that may cause a penalty: counted, and kept to tell that penalty.
+    fn moved(&mut self, what: String) {
+        self.moves += 1;
+        self.last_move = (self.moves, what);
+    }
+
     fn seat(&self, seat: i32) -> String {
         match self.seats.get(seat as usize) {
             Some(sitter) => format!("seat {seat} ({})", sitter.short),
@@ -627,6 +636,7 @@ impl Follow {
             }
             Ev::HandOpened(o) => {
                 self.moves += 1;
+                self.last_move = (self.moves, format!("{}'s opening", self.seat(o.seat)));
                 let kind = if o.kind == pb::OpeningKind::Pairs as i32 {
                     "pairs"
                 } else {
@@ -641,6 +651,10 @@ impl Follow {
             }
             Ev::WrongOpening(w) => {
                 self.moves += 1;
+                self.last_move = (
+                    self.moves,
+                    format!("{}'s opening below the threshold", self.seat(w.seat)),
+                );
                 lines.push(format!(
                     "  move {:>3}: {} tried to open with {} (needs {})",
                     self.moves,
@@ -651,8 +665,9 @@ impl Follow {
             }
             Ev::PenaltyCharged(p) => {
                 if let Some(p) = p.penalty {
+                    let (at, cause) = &self.last_move;
                     lines.push(format!(
-                        "            {} is charged {:+} ({})",
+                        "            {} is charged {:+} ({}) at move {at}: {cause}",
                         self.seat(p.seat),
                         p.points,
                         p.reason
@@ -717,15 +732,34 @@ impl Follow {
                 });
                 self.finished = Some((m.totals, m.winners));
             }
-            Ev::TileDrawn(_)
-            | Ev::SideDiscardTaken(_)
-            | Ev::SideDiscardReturned(_)
-            | Ev::MeldsLaid(_)
-            | Ev::TilesAdded(_)
-            | Ev::OkeyRetrieved(_)
-            | Ev::TileDiscarded(_)
-            | Ev::PlayableCalled(_)
-            | Ev::TableRolledBack(_) => self.moves += 1,
+            Ev::TileDrawn(_) | Ev::MeldsLaid(_) | Ev::TilesAdded(_) => self.moves += 1,
+            Ev::SideDiscardTaken(t) => self.moved(format!(
+                "{} took the side discard {}",
+                self.seat(t.seat),
+                t.tile
+            )),
+            Ev::SideDiscardReturned(r) => self.moved(format!(
+                "{} gave the side discard {} back",
+                self.seat(r.seat),
+                r.tile
+            )),
+            Ev::OkeyRetrieved(r) => self.moved(format!(
+                "{} took the okey {} back from the table",
+                self.seat(r.seat),
+                r.okey
+            )),
+            Ev::TileDiscarded(d) => {
+                self.moved(format!("{} discarded {}", self.seat(d.seat), d.tile));
+            }
+            Ev::PlayableCalled(c) => self.moved(format!(
+                "{} called the discard {}",
+                self.seat(c.seat),
+                c.tile
+            )),
+            Ev::TableRolledBack(r) => self.moved(format!(
+                "{} undid this turn's table actions",
+                self.seat(r.seat)
+            )),
             Ev::SeatTaken(_)
             | Ev::SeatLeft(_)
             | Ev::TableCreated(_)
@@ -1042,5 +1076,55 @@ fn shell_word(word: &str) -> String {
         word.to_owned()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_penalty_is_told_at_the_move_that_caused_it() {
+        let mut follow = Follow {
+            seats: Vec::new(),
+            header: String::new(),
+            hands: Vec::new(),
+            hand_files: Vec::new(),
+            verified: Vec::new(),
+            moves: 10,
+            last_move: (0, String::new()),
+            hand: 1,
+            finished: None,
+        };
+        let bar = indicatif::ProgressBar::hidden();
+        let mut out = Vec::new();
+        let events = [
+            Ev::TileDiscarded(pb::TileDiscarded {
+                seat: 2,
+                tile: "K7".into(),
+            }),
+            Ev::TileDrawn(pb::TileDrawn {
+                seat: 3,
+                ..Default::default()
+            }),
+            Ev::PenaltyCharged(pb::PenaltyCharged {
+                penalty: Some(pb::Penalty {
+                    seat: 2,
+                    points: 101,
+                    reason: "discard_playable".into(),
+                    ..Default::default()
+                }),
+            }),
+        ];
+        for event in events {
+            follow.event(event, &bar, &mut out).unwrap();
+        }
+        let told = String::from_utf8(out).unwrap();
+        assert!(
+            told.contains(
+                "seat 2 is charged +101 (discard_playable) at move 11: seat 2 discarded K7"
+            ),
+            "{told}"
+        );
     }
 }
