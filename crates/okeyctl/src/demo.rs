@@ -1112,7 +1112,6 @@ mod tests {
                     seat: 2,
                     points: 101,
                     reason: "discard_playable".into(),
-                    ..Default::default()
                 }),
             }),
         ];
