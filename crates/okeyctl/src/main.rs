@@ -189,8 +189,8 @@ fn parse_bot_level(s: &str) -> Result<okey_proto::v1::BotLevel, String> {
 #[derive(Args)]
 struct ReplayArgs {
     /// A conformance scenario, or a hand's events as a JSON array (or one JSON event per line),
-    /// starting with `hand_started`; or `tables/{id}` with --hand, fetched from the table
-    /// service.
+    /// starting with `hand_started`; or `tables/{id}` (or the bare id) with --hand, fetched
+    /// from the table service.
     source: String,
     /// The hand of `tables/{id}` to fetch, 1-based.
     #[arg(long)]
@@ -379,8 +379,23 @@ fn verify_file(path: &std::path::Path) -> ExitCode {
 
 /// Tells a hand from a file, or fetched from the table service.
 fn replay(args: &ReplayArgs) -> ExitCode {
-    if !args.source.starts_with("tables/") {
-        let path = PathBuf::from(&args.source);
+    // A bare table id that is no file here names the table, as the replay page takes it.
+    let source = if !std::path::Path::new(&args.source).exists()
+        && uuid::Uuid::parse_str(&args.source).is_ok()
+    {
+        format!("tables/{}", args.source)
+    } else {
+        args.source.clone()
+    };
+    if !source.starts_with("tables/") {
+        let path = PathBuf::from(&source);
+        if args.hand.is_some() {
+            eprintln!(
+                "okeyctl replay: --hand is for tables/{{id}}; the file {} holds one hand, told \
+                 whole",
+                path.display()
+            );
+        }
         return match okeyctl::replay::load_events(&path) {
             Ok(events) => {
                 // A file is told only as far as the rules explain it: a changed number or tile
@@ -405,7 +420,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         };
     }
     let Some(hand) = args.hand else {
-        eprintln!("okeyctl replay {}: which hand? Pass --hand N", args.source);
+        eprintln!("okeyctl replay {source}: which hand? Pass --hand N");
         return ExitCode::from(2);
     };
     let token = match args.remote.token() {
@@ -418,7 +433,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
     let fetched = runtime().block_on(okeyctl::history::fetch(
         &args.remote.table_url,
         token,
-        &args.source,
+        &source,
         hand,
     ));
     let read = fetched.and_then(|f| {

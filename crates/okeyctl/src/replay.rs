@@ -26,6 +26,9 @@ pub fn load_events(path: &Path) -> Result<Vec<Event>> {
         let scenario: crate::conformance::Scenario = serde_json::from_value(value)
             .context("not a conformance scenario (see conformance/FORMAT.md)")?;
         crate::conformance::play(&scenario)?.2
+    } else if value.is_object() {
+        // One event on one line: a list of one.
+        vec![serde_json::from_value(value).context("not a hand event (an object with a `type`)")?]
     } else {
         serde_json::from_value(value)
             .context("not a list of hand events (each an object with a `type`)")?

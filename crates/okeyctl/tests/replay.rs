@@ -61,6 +61,29 @@ fn replays_an_event_file_the_same_way() {
     let bad = okeyctl().arg("replay").arg(&file).output().unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("start with hand_started"));
+    // A file of one line, the deal alone, is a hand of one event.
+    std::fs::write(&file, format!("{}\n", lines[0])).unwrap();
+    let dealt = okeyctl().arg("replay").arg(&file).output().unwrap();
+    assert!(
+        dealt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dealt.stderr)
+    );
+    assert!(String::from_utf8_lossy(&dealt.stdout).contains("v1    HandStarted"));
+    // A bare table id is a table, not a file: asked of the table service (none answers here).
+    let table = okeyctl()
+        .args([
+            "replay",
+            "3f1c0000-0000-4000-8000-000000000000",
+            "--hand",
+            "1",
+        ])
+        .args(["--table-url", "http://127.0.0.1:9", "--token", "x"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&table.stderr);
+    assert!(said.contains("table service"), "{said}");
+    assert!(!said.contains("cannot read the file"), "{said}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
