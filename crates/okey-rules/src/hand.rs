@@ -127,6 +127,10 @@ pub enum ScoreBasis {
         factor: i32,
         multiplier: i32,
         okeys_held: i32,
+        /// Okeys held that count their number inside `rack_sum` (held-okey rule `OkeyNumber`)
+        /// instead of 101 on top.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        okeys_at_number: i32,
     },
     /// A preset's fixed amount.
     Fixed {
@@ -154,6 +158,10 @@ impl ScoreBasis {
             ScoreBasis::Fixed { points, .. } => points,
         }
     }
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
 }
 
 impl std::fmt::Display for ScoreBasis {
@@ -206,6 +214,7 @@ impl std::fmt::Display for ScoreBasis {
                 factor,
                 multiplier,
                 okeys_held,
+                okeys_at_number,
             } => {
                 let with = if kind == OpenKind::Pairs {
                     "pairs"
@@ -216,7 +225,15 @@ impl std::fmt::Display for ScoreBasis {
                 if factor != 1 {
                     write!(f, "{factor} x ")?;
                 }
-                write!(f, "rack {rack_sum} x {multiplier}")?;
+                write!(f, "rack {rack_sum}")?;
+                if okeys_at_number > 0 {
+                    write!(
+                        f,
+                        " ({okeys_at_number} okey(s) held counted at the okey's number, as this \
+                         table's rules say)"
+                    )?;
+                }
+                write!(f, " x {multiplier}")?;
                 if okeys_held > 0 {
                     write!(f, " + {okeys_held} okey(s) held x 101")?;
                 }
@@ -1147,34 +1164,40 @@ impl Hand {
         (1 << exp, d, o, p)
     }
 
-    /// A seat's rack: numbers summed (okeys per the held-okey rule) and the okeys held.
-    fn rack_points(&self, seat: Seat) -> (i32, i32) {
+    /// A seat's rack: numbers summed (okeys per the held-okey rule), the okeys held that cost
+    /// 101 on top, and those counted at their number inside the sum.
+    fn rack_points(&self, seat: Seat) -> (i32, i32, i32) {
         let mut sum = 0;
         let mut okeys = 0;
+        let mut at_number = 0;
         for t in self.racks[seat as usize].iter() {
             if self.okey.is_okey(t) {
                 match self.rules.held_okey {
                     HeldOkey::Surcharge101 => okeys += 1,
-                    HeldOkey::OkeyNumber => sum += self.okey.face.number() as i32,
+                    HeldOkey::OkeyNumber => {
+                        sum += self.okey.face.number() as i32;
+                        at_number += 1;
+                    }
                 }
             } else {
                 sum += self.okey.number_of(t) as i32;
             }
         }
-        (sum, okeys)
+        (sum, okeys, at_number)
     }
 
     fn seat_basis(&self, seat: Seat, m: i32) -> ScoreBasis {
         match self.opened[seat as usize] {
             None => ScoreBasis::NeverOpened { multiplier: m },
             Some(o) => {
-                let (rack_sum, okeys_held) = self.rack_points(seat);
+                let (rack_sum, okeys_held, okeys_at_number) = self.rack_points(seat);
                 ScoreBasis::Opened {
                     kind: o.kind,
                     rack_sum,
                     factor: if o.kind == OpenKind::Pairs { 2 } else { 1 },
                     multiplier: m,
                     okeys_held,
+                    okeys_at_number,
                 }
             }
         }
@@ -1508,4 +1531,42 @@ pub fn timeout_discard(okey: Okey, rack: &Tiles) -> Tile {
     }
     best.map(|b| b.2)
         .unwrap_or_else(|| rack.iter().next().expect("a rack on turn is never empty"))
+}
+
+#[cfg(test)]
+mod basis_tests {
+    use super::*;
+
+    #[test]
+    fn a_basis_says_how_each_held_okey_was_counted() {
+        let opened = |okeys_held, okeys_at_number| ScoreBasis::Opened {
+            kind: OpenKind::Melds,
+            rack_sum: 28,
+            factor: 1,
+            multiplier: 1,
+            okeys_held,
+            okeys_at_number,
+        };
+        assert_eq!(
+            opened(0, 1).to_string(),
+            "opened with melds: rack 28 (1 okey(s) held counted at the okey's number, as this \
+             table's rules say) x 1 = 28"
+        );
+        assert_eq!(
+            opened(1, 0).to_string(),
+            "opened with melds: rack 28 x 1 + 1 okey(s) held x 101 = 129"
+        );
+        assert_eq!(
+            opened(0, 0).to_string(),
+            "opened with melds: rack 28 x 1 = 28"
+        );
+        // Stored bases without the field read as none counted at their number.
+        let mut json = serde_json::to_value(opened(0, 0)).unwrap();
+        assert!(json.get("okeys_at_number").is_none(), "{json}");
+        json.as_object_mut().unwrap().remove("okeys_at_number");
+        assert_eq!(
+            serde_json::from_value::<ScoreBasis>(json).unwrap(),
+            opened(0, 0)
+        );
+    }
 }
