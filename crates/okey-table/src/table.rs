@@ -93,11 +93,14 @@ pub enum TableError {
     #[error("that deadline belongs to a turn that is over")]
     StaleTimeout,
     #[error(
-        "hand {0} is still being played: its full history is served to the players who sat in it \
-         once it has ended"
+        "hand {0} is still being played: its full history is served once it has ended (support \
+         staff who do not sit in it may read it live)"
     )]
     HandInProgress(u32),
-    #[error("you did not sit in hand {0} of this table: its full history is not yours to read")]
+    #[error(
+        "you did not sit in hand {0} of this table (or it has not been dealt yet): its full \
+         history is not yours to read"
+    )]
     NotInHand(u32),
     #[error("hand {0} has not been dealt at this table")]
     NoSuchHand(u32),
