@@ -1044,19 +1044,23 @@ async fn share_account(
     tx: &mut Transaction<'_, Postgres>,
     player_id: Uuid,
 ) -> Result<Account, AccountsError> {
-    let row = sqlx::query(SHARE_ACCOUNT)
-        .bind(player_id)
-        .fetch_optional(&mut **tx)
-        .await?
-        .ok_or(AccountsError::NotFound)?;
-    Ok(account_from_row(&row))
+    locked_account(tx, player_id, SHARE_ACCOUNT).await
 }
 
+/// Reads the account and holds its row `FOR UPDATE` until the transaction ends.
 async fn lock_account(
     tx: &mut Transaction<'_, Postgres>,
     player_id: Uuid,
 ) -> Result<Account, AccountsError> {
-    let row = sqlx::query(LOCK_ACCOUNT)
+    locked_account(tx, player_id, LOCK_ACCOUNT).await
+}
+
+async fn locked_account(
+    tx: &mut Transaction<'_, Postgres>,
+    player_id: Uuid,
+    sql: &'static str,
+) -> Result<Account, AccountsError> {
+    let row = sqlx::query(sql)
         .bind(player_id)
         .fetch_optional(&mut **tx)
         .await?
