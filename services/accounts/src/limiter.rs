@@ -106,6 +106,7 @@ impl SignInLimiter {
         let window = self.policy.window.as_secs() as i64;
         let mut conn = self.redis.clone();
         let (user, addr, user_ttl, addr_ttl): (u32, u32, i64, i64) = redis::pipe()
+            .atomic()
             .incr(&user_key, 1)
             .cmd("EXPIRE")
             .arg(&user_key)
@@ -142,6 +143,7 @@ impl SignInLimiter {
         let key = format!("{}:guest:new:addr:{address}", self.prefix);
         let mut conn = self.redis.clone();
         let (count, ttl): (u32, i64) = redis::pipe()
+            .atomic()
             .incr(&key, 1)
             .cmd("EXPIRE")
             .arg(&key)
