@@ -133,6 +133,18 @@ pub fn link(span: &tracing::Span, other: &tracing::Span) {
     span.add_link(other.context().span().span_context().clone());
 }
 
+/// Links `span` to the span whose context `trace` holds ([`current_context_as_map`]'s form, as
+/// stored with work done later: a ticket matched by a background task); an empty or malformed
+/// map links nothing.
+pub fn link_to_stored(span: &tracing::Span, trace: &std::collections::BTreeMap<String, String>) {
+    use opentelemetry::trace::TraceContextExt as _;
+    let cx = context_from_map(trace);
+    let linked = cx.span().span_context().clone();
+    if linked.is_valid() {
+        span.add_link(linked);
+    }
+}
+
 /// Marks `span` failed: error status with `description`, and `error.type` (a short, stable
 /// name of what failed, such as `database`).
 pub fn record_error(span: &tracing::Span, error_type: &str, description: impl std::fmt::Display) {

@@ -150,6 +150,7 @@ async fn create_tables(tables: &Tables, rules: &RuleSet, n: usize, label: &'stat
             room_id: None,
             members: Vec::new(),
             spectators_allowed: true,
+            traces: Vec::new(),
         };
         let tables = tables.clone();
         let done = done.clone();
@@ -218,6 +219,7 @@ async fn write_queue(store: &Store, rules: &RuleSet, n: usize) {
                         rating: matchmaking::domain::NEW_PLAYER_RATING,
                         now,
                         expires_at: now + Duration::from_secs(3600),
+                        trace: Default::default(),
                     })
                     .await
                     .expect("a ticket opens");

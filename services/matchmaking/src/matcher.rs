@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::{Notify, Semaphore, mpsc};
+use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::clock::Clock;
@@ -241,8 +242,20 @@ async fn create_tables(
             return;
         };
         let (tables, made) = (tables.clone(), made.clone());
+        // The matcher's own work: a trace of its own, linked to each FindTable whose ticket it
+        // seats, so those traces lead to this table's CreateTable (a child of this span).
+        let span = tracing::info_span!(
+            parent: None,
+            "matchmaking form table",
+            otel.name = "matchmaking form table",
+            claim = %claim.claim_id,
+            players = claim.traces.len(),
+        );
+        for trace in &claim.traces {
+            okey_platform::telemetry::link_to_stored(&span, trace);
+        }
         tokio::spawn(async move {
-            let table = tables.create(&claim).await;
+            let table = tables.create(&claim).instrument(span).await;
             drop(slot);
             // The recorder is gone only when the matcher stopped: the lease covers the claim.
             let _ = made

@@ -120,6 +120,7 @@ impl Matchmaking {
                 rating,
                 now,
                 expires_at: now + wait,
+                trace: okey_platform::telemetry::current_context_as_map(),
             })
             .await?;
         self.wake.ticket_opened(&ticket.rules_key);

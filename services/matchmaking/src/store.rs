@@ -87,6 +87,10 @@ pub struct Claim {
     /// Private rooms: who may sit (the members) and whether others may watch.
     pub members: Vec<String>,
     pub spectators_allowed: bool,
+    /// The trace contexts of the FindTable calls whose tickets this claim groups, for the span
+    /// that makes its table to link to; empty for a claim read back from the store (one another
+    /// replica left) or a room's.
+    pub traces: Vec<BTreeMap<String, String>>,
 }
 
 /// What one [`Store::claim_groups`] took.
@@ -110,6 +114,8 @@ pub struct NewTicket {
     pub rating: i32,
     pub now: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// The opening call's trace context (`okey_platform::telemetry::current_context_as_map`).
+    pub trace: BTreeMap<String, String>,
 }
 
 /// A value kept in a row, read the same way wherever it is read.
@@ -220,6 +226,7 @@ impl Stored for Claim {
             room_id: row.try_get("room_id")?,
             members,
             spectators_allowed: row.try_get("spectators_allowed")?,
+            traces: Vec::new(),
         })
     }
 }
@@ -327,9 +334,9 @@ impl Store {
             let inserted: Option<Uuid> = sqlx::query_scalar(
                 "INSERT INTO tickets (ticket_id, player_id, rules, rules_key, allow_bots, \
                      bot_level, state, created_at, expires_at, fill_at, request_id, updated_at, \
-                     rating) \
+                     rating, trace) \
                  VALUES ($1, $2, $3, $4, $5, $6, 'searching', $7, $8, \
-                     CASE WHEN $5 THEN $8 END, $9, $7, $10) \
+                     CASE WHEN $5 THEN $8 END, $9, $7, $10, $11) \
                  ON CONFLICT DO NOTHING RETURNING ticket_id",
             )
             .bind(Uuid::new_v4())
@@ -342,6 +349,7 @@ impl Store {
             .bind(new.expires_at)
             .bind(&new.request_id)
             .bind(new.rating)
+            .bind(Json(&new.trace))
             .fetch_optional(&self.pool)
             .await?;
             if let Some(id) = inserted {
@@ -1117,7 +1125,7 @@ async fn claim_tickets(
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<Claim>, MatchmakingError> {
-    let claims: Vec<Claim> = picked
+    let mut claims: Vec<Claim> = picked
         .iter()
         .map(|group| Claim {
             claim_id: Uuid::new_v4(),
@@ -1130,6 +1138,7 @@ async fn claim_tickets(
             room_id: None,
             members: Vec::new(),
             spectators_allowed: true,
+            traces: Vec::new(),
         })
         .collect();
     let ids: Vec<Uuid> = claims.iter().map(|c| c.claim_id).collect();
@@ -1157,16 +1166,24 @@ async fn claim_tickets(
             seat_numbers.push(seat as i32);
         }
     }
-    sqlx::query(
+    let traces: Vec<(Uuid, Json<BTreeMap<String, String>>)> = sqlx::query_as(
         "UPDATE tickets SET claim_id = s.claim_id, seat = s.seat, updated_at = $4 \
          FROM UNNEST($1::uuid[], $2::uuid[], $3::int[]) AS s(ticket_id, claim_id, seat) \
-         WHERE tickets.ticket_id = s.ticket_id",
+         WHERE tickets.ticket_id = s.ticket_id \
+         RETURNING tickets.claim_id, tickets.trace",
     )
     .bind(&tickets)
     .bind(&of_claim)
     .bind(&seat_numbers)
     .bind(now)
-    .execute(&mut **tx)
+    .fetch_all(&mut **tx)
     .await?;
+    for (claim_id, Json(trace)) in traces {
+        if let Some(claim) = claims.iter_mut().find(|c| c.claim_id == claim_id)
+            && !trace.is_empty()
+        {
+            claim.traces.push(trace);
+        }
+    }
     Ok(claims)
 }

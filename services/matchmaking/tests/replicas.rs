@@ -312,6 +312,15 @@ async fn a_claim_leaves_out_a_group_whose_ticket_another_replica_holds() {
                 rating: NEW_PLAYER_RATING,
                 now: now + Duration::from_millis(i),
                 expires_at: now + Duration::from_secs(3600),
+                // The later four were opened in a traced call; the first four were not.
+                trace: if i >= 4 {
+                    std::collections::BTreeMap::from([(
+                        "traceparent".to_owned(),
+                        format!("00-{:032x}-{:016x}-01", i + 1, i + 1),
+                    )])
+                } else {
+                    Default::default()
+                },
             })
             .await
             .expect("a ticket opens");
@@ -355,6 +364,18 @@ async fn a_claim_leaves_out_a_group_whose_ticket_another_replica_holds() {
         players(&tickets[4..]),
         "the group of the four later tickets"
     );
+    // The claim carries its tickets' trace contexts, for the span that makes its table.
+    let traces: BTreeSet<String> = first.claims[0]
+        .traces
+        .iter()
+        .map(|t| t["traceparent"].clone())
+        .collect();
+    assert_eq!(
+        traces,
+        (5..=8u64)
+            .map(|i| format!("00-{i:032x}-{i:016x}-01"))
+            .collect()
+    );
 
     other.rollback().await.unwrap();
     let second = store
@@ -368,6 +389,10 @@ async fn a_claim_leaves_out_a_group_whose_ticket_another_replica_holds() {
         "the first group, whole, once nobody holds it"
     );
     assert_eq!(seated(&second.claims), players(&tickets[..4]));
+    assert!(
+        second.claims[0].traces.is_empty(),
+        "untraced tickets link nothing"
+    );
     let third = store
         .claim_groups(&key, 16, now, lease, &windows)
         .await
