@@ -96,6 +96,12 @@ def merged_values(values: dict | None) -> dict:
         return chart.merge_values(values)
 
 
+def chart_values() -> dict:
+    """values.yaml as written: unlike merged values, a key whose default is null (a setting left
+    to the service's built-in default, so the ConfigMaps leave it out) is still a value path."""
+    return yaml.safe_load((CHART / "values.yaml").read_text())
+
+
 def of_kind(objects: list[dict], kind: str) -> list[dict]:
     return [o for o in objects if o["kind"] == kind]
 
@@ -420,7 +426,7 @@ def check_settings_coverage(objects, values):
         expect(f"{section.lower()}.{key.lower()}" in known,
                f"{name} is written in the Rust sources but is no setting of settings.rs")
     defaults = merged_values(None)
-    config_paths = {f"{s}.{k}" for s, keys in defaults["config"].items() for k in keys}
+    config_paths = {f"{s}.{k}" for s, keys in chart_values()["config"].items() for k in keys}
     secret_paths = {f"{s}.{k}" for s, keys in defaults["secrets"].items() for k in keys}
     for svc in defaults["services"].values():
         secret_paths |= {f"{s}.{k}" for s, keys in svc.get("secrets", {}).items() for k in keys}
@@ -604,6 +610,8 @@ BAD_VALUES = {
     "an unknown service key": {"services": {"scoring": {"replica": 2}}},
     "a log format that does not exist": {"config": {"telemetry": {"log_format": "xml"}}},
     "a negative replica count": {"services": {"accounts": {"replicas": -1}}},
+    "events kept shorter than the duplicate window": {"config": {"nats": {"events_max_age_secs": 60}}},
+    "a negative guest limit": {"config": {"sign_in": {"guests_per_address": -1}}},
 }
 
 
@@ -640,6 +648,26 @@ def check_template_refusals():
         except helm.HelmError:
             continue
         raise CheckFailed(f"the chart renders {what}")
+
+
+def check_egress_follows_the_endpoints():
+    """The services can reach what they are pointed at: an OTLP endpoint set explicitly (which
+    wins over the chart's collector) through egress.otlp, and networkPolicy.extraEgress (an https
+    keys URL's proxy) on every service."""
+    extra = {"ports": [{"port": 443, "protocol": "TCP"}], "to": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}
+    values = {"config": {"telemetry": {"otlp_endpoint": "http://otel.observability.svc:4317"}},
+              "metrics": {"collector": {"enabled": True}},
+              "networkPolicy": {"extraEgress": [extra]}}
+    objects = render(values)
+    otlp = merged_values(values)["networkPolicy"]["egress"]["otlp"]
+    for name in SERVICES:
+        env = named(objects, "ConfigMap", f"{RELEASE}-{name}")["data"]
+        expect(env["OKEY_TELEMETRY__OTLP_ENDPOINT"] == "http://otel.observability.svc:4317",
+               f"{name}: the explicit endpoint does not win over the collector")
+        egress = named(objects, "NetworkPolicy", f"{RELEASE}-{name}")["spec"]["egress"]
+        expect(any(r["ports"] == otlp["ports"] and r.get("to", []) == otlp["to"] for r in egress),
+               f"{name}: no egress to the explicit OTLP endpoint while the collector is on")
+        expect(extra in egress, f"{name}: networkPolicy.extraEgress is not in its policy")
 
 
 def check_value_switches():
@@ -766,7 +794,7 @@ def check_guide(text: str | None = None):
             bench = words[words.index("--bench") + 1]
             expect(any((ROOT / base / package / "benches" / f"{bench}.rs").exists() for base in ("crates", "services")),
                    f"the guide runs bench {bench} of {package}, which does not exist")
-    values = merged_values(None)
+    values = chart_values()
     for code in re.findall(r"`([^`\n]+)`", text):
         token = code.split("=")[0]
         generic = re.search(r"<(?!name>)\w+>", token)  # config.<section>.<key> names a form
@@ -887,6 +915,7 @@ def main() -> int:
     run("the chart refuses inconsistent values", check_template_refusals)
     run("preStop 0, per-service drains, monitors without their CRD, NOTES.txt's tag", check_value_switches)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
+    run("egress follows an explicit OTLP endpoint and networkPolicy.extraEgress", check_egress_follows_the_endpoints)
     run("the operations guide's commands and value paths exist", check_guide)
     run("the Dockerfile builds --locked, caches dependencies apart, runs non-root", check_dockerfile)
     for wrong in ("okeyctl export-table x 1", "make deploy", "helm upgrade okey helm/okey --force",
