@@ -670,6 +670,23 @@ def check_egress_follows_the_endpoints():
         expect(extra in egress, f"{name}: networkPolicy.extraEgress is not in its policy")
 
 
+def check_placement_reaches_every_pod():
+    """imagePullSecrets, priorityClassName, nodeSelector, tolerations and affinity reach every
+    pod of the release: the services', the collector's and the `helm test` pod."""
+    placement = {"imagePullSecrets": [{"name": "mirror"}], "priorityClassName": "games",
+                 "nodeSelector": {"pool": "games"},
+                 "tolerations": [{"key": "games", "operator": "Exists", "effect": "NoSchedule"}],
+                 "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                     "nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": "pool", "operator": "In", "values": ["games"]}]}]}}}}
+    objects = render({**placement, "metrics": {"collector": {"enabled": True}}})
+    specs = list(pod_specs(objects))
+    expect(any("collector" in where for where, _ in specs), "no collector pod rendered")
+    for where, pod in specs:
+        for field, value in placement.items():
+            expect(pod.get(field) == value, f"{where}: {field} is {pod.get(field)!r}, not {value!r}")
+
+
 def check_value_switches():
     """Values that leave something out, and what NOTES.txt says."""
     # A zero preStop sleep leaves the hook out (Kubernetes < 1.33 refuses a sleep of 0).
@@ -916,6 +933,7 @@ def main() -> int:
     run("preStop 0, per-service drains, monitors without their CRD, NOTES.txt's tag", check_value_switches)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
     run("egress follows an explicit OTLP endpoint and networkPolicy.extraEgress", check_egress_follows_the_endpoints)
+    run("placement values reach every pod (services, collector, helm test)", check_placement_reaches_every_pod)
     run("the operations guide's commands and value paths exist", check_guide)
     run("the Dockerfile builds --locked, caches dependencies apart, runs non-root", check_dockerfile)
     for wrong in ("okeyctl export-table x 1", "make deploy", "helm upgrade okey helm/okey --force",

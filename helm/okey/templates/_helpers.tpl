@@ -117,3 +117,30 @@ that does not use it.
 {{- end -}}
 {{- toJson $callers -}}
 {{- end -}}
+
+{{/*
+Where a pod of the release may run and how its images are pulled (imagePullSecrets,
+priorityClassName, nodeSelector, tolerations, affinity): the services', the collector's and the
+`helm test` pod's alike. Pod spec fields, to be indented where they are included.
+*/}}
+{{- define "okey.podPlacement" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
