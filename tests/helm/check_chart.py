@@ -436,7 +436,13 @@ def check_settings_coverage(objects, values):
         if not condition:
             problems.append(message)
 
-    schema = json.loads((CHART / "values.schema.json").read_text())["definitions"]["settings"]["properties"]
+    definitions = json.loads((CHART / "values.schema.json").read_text())["definitions"]
+    schema = definitions["settings"]["properties"]
+    # Any setting may come from a Secret, and no other name: a typo under secrets is refused.
+    secret_schema = {f"{section}.{key}" for section, spec in definitions["secrets"]["properties"].items()
+                     for key in spec["properties"]}
+    need(secret_schema == known, "values.schema.json's secrets list is not the services' settings: "
+         f"missing {sorted(known - secret_schema)}, unknown {sorted(secret_schema - known)}")
     for setting in sorted(known):
         section, key = setting.split(".", 1)
         if setting in secret:
@@ -612,6 +618,7 @@ BAD_VALUES = {
     "a negative replica count": {"services": {"accounts": {"replicas": -1}}},
     "events kept shorter than the duplicate window": {"config": {"nats": {"events_max_age_secs": 60}}},
     "a negative guest limit": {"config": {"sign_in": {"guests_per_address": -1}}},
+    "a Secret for a setting that does not exist": {"services": {"table": {"secrets": {"database": {"ulr": {"name": "x", "key": "url"}}}}}},
 }
 
 
