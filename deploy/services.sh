@@ -62,7 +62,8 @@ ensure_dev_service_secret() {
 }
 
 # Per-service variables of a local run: accounts signs with the development key (unless keys are
-# configured already) and issues service tokens to the local matchmaking identity, the other
+# configured already), issues service tokens to the local matchmaking identity and puts no limit
+# on new guests per address (every local client is 127.0.0.1), the other
 # services find accounts (and matchmaking the table service) on the local ports, the table's bots
 # play at the local pace and quick play fills with bots after a short wait (unless set already).
 service_env() {
@@ -73,6 +74,8 @@ service_env() {
       [ -n "${OKEY_TOKENS__SIGNING_KEYS_PEM:-}" ] || printf '%s\0' "OKEY_TOKENS__SIGNING_KEYS_PEM=$(cat "$DEV_KEY")"
       [ -n "${OKEY_TOKENS__SERVICE_CLIENTS:-}" ] ||
         printf '%s\0' "OKEY_TOKENS__SERVICE_CLIENTS=$DEV_SERVICE_ID:$(sha256sum <"$DEV_SERVICE_SECRET" | cut -d' ' -f1)"
+      # Every local client calls from 127.0.0.1: no new-guest limit per address (unless set).
+      [ -n "${OKEY_SIGN_IN__GUESTS_PER_ADDRESS:-}" ] || printf '%s\0' "OKEY_SIGN_IN__GUESTS_PER_ADDRESS=0"
       ;;
     matchmaking)
       printf '%s\0' "OKEY_SERVICE_CLIENT__ACCOUNTS_URL=$accounts_url" \
