@@ -26,6 +26,23 @@ fn upgrade(username: &str, password: &str, token: &str) -> tonic::Request<pb::Up
     )
 }
 
+/// A permanent account `username` with `password`: a guest, upgraded.
+async fn permanent(
+    client: &mut pb::accounts_service_client::AccountsServiceClient<tonic::transport::Channel>,
+    username: &str,
+    password: &str,
+) {
+    let g = guest(client).await;
+    client
+        .upgrade_guest(upgrade(
+            username,
+            password,
+            &g.session.unwrap().access_token,
+        ))
+        .await
+        .unwrap();
+}
+
 /// A RefreshSession of `token` with `request_id`.
 fn refresh(token: &str, request_id: &str) -> pb::RefreshSessionRequest {
     pb::RefreshSessionRequest {
@@ -351,15 +368,7 @@ async fn a_burst_of_parallel_wrong_passwords_is_limited_like_a_sequence() {
     };
     let app = TestApp::start(&infra, &[]).await;
     let mut client = app.client().await;
-    let g = guest(&mut client).await;
-    client
-        .upgrade_guest(upgrade(
-            "ayse",
-            "the right password",
-            &g.session.unwrap().access_token,
-        ))
-        .await
-        .unwrap();
+    permanent(&mut client, "ayse", "the right password").await;
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..40 {
         let mut c = client.clone();
@@ -394,15 +403,7 @@ async fn repeated_wrong_passwords_are_slowed_then_refused() {
     };
     let app = TestApp::start(&infra, &[]).await;
     let mut client = app.client().await;
-    let g = guest(&mut client).await;
-    client
-        .upgrade_guest(upgrade(
-            "mehmet",
-            "the right password",
-            &g.session.unwrap().access_token,
-        ))
-        .await
-        .unwrap();
+    permanent(&mut client, "mehmet", "the right password").await;
     let attempt = |password: &str| pb::SignInRequest {
         request_id: rid(),
         username: "mehmet".into(),
