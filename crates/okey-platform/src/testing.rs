@@ -3,7 +3,8 @@
 //! service and the environment for a spawned service binary.
 //!
 //! URLs come from `OKEY_TEST_DATABASE_URL`, `OKEY_TEST_NATS_URL` and `OKEY_TEST_REDIS_URL`,
-//! defaulting to the ports `deploy/infra.sh` uses, so plain `cargo test` works while the
+//! defaulting to the ports `deploy/infra.sh` uses (moved, as for it, by `OKEY_PG_PORT`,
+//! `OKEY_NATS_PORT` and `OKEY_REDIS_PORT`), so plain `cargo test` works while the
 //! infrastructure is up. When it is down, such tests skip with a message, unless
 //! `OKEY_TEST_REQUIRE_INFRA=1` (set by `make test`), where they fail.
 
@@ -100,13 +101,24 @@ impl TestInfra {
                 .filter(|v| !v.is_empty())
                 .unwrap_or_else(|| default.to_owned())
         };
+        // Without the URLs, the ports `deploy/infra.sh` uses: moved by the same variables.
+        let port = |name: &str, default: &str| var(name, default);
         let infra = TestInfra {
             database_url: var(
                 "OKEY_TEST_DATABASE_URL",
-                "postgres://okey:okey@127.0.0.1:55432/postgres",
+                &format!(
+                    "postgres://okey:okey@127.0.0.1:{}/postgres",
+                    port("OKEY_PG_PORT", "55432")
+                ),
             ),
-            nats_url: var("OKEY_TEST_NATS_URL", "nats://127.0.0.1:54222"),
-            redis_url: var("OKEY_TEST_REDIS_URL", "redis://127.0.0.1:56379"),
+            nats_url: var(
+                "OKEY_TEST_NATS_URL",
+                &format!("nats://127.0.0.1:{}", port("OKEY_NATS_PORT", "54222")),
+            ),
+            redis_url: var(
+                "OKEY_TEST_REDIS_URL",
+                &format!("redis://127.0.0.1:{}", port("OKEY_REDIS_PORT", "56379")),
+            ),
         };
         let down: Vec<&str> = [
             ("postgres", &infra.database_url),

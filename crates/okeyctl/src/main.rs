@@ -611,7 +611,10 @@ fn export_hand(args: &ExportHandArgs) -> ExitCode {
     if let Some(note) = in_play {
         // The file itself stops before `hand_ended`: `okeyctl replay FILE` tells it as a hand
         // without its end, and it cannot be verified until the hand has ended.
-        eprintln!("{note}; the file has no hand_ended and cannot be verified before the hand ends");
+        eprintln!(
+            "{note}; the file has no hand_ended: `okeyctl verify` checks it only as far as it \
+             goes until the hand ends (its seed is revealed then)"
+        );
     }
     let text = okeyctl::history::to_jsonl(deals.last().expect("at least one deal"));
     match &args.out {
