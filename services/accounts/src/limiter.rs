@@ -19,10 +19,26 @@
 //! refused (UNAVAILABLE) rather than left unlimited.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use ipnet::IpNet;
 use redis::aio::ConnectionManager;
+
+/// A right password: deletes the account's count (KEYS[1]) and takes one off the address's
+/// (KEYS[2]) only while it exists (a DECR on an expired count would start one below zero with no
+/// window); a count back at zero goes. Built once (its SHA-1 too).
+static SUCCEEDED: LazyLock<redis::Script> = LazyLock::new(|| {
+    redis::Script::new(
+        r"
+redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('DECR', KEYS[2]) <= 0 then
+  redis.call('DEL', KEYS[2])
+end
+return 0
+",
+    )
+});
 
 /// How hard sign-in attempts are limited.
 #[derive(Debug, Clone)]
@@ -166,21 +182,11 @@ impl SignInLimiter {
     pub async fn record_success(&self, username: &str, address: &str) -> redis::RedisResult<()> {
         let [user_key, addr_key] = self.keys(username, address);
         let mut conn = self.redis.clone();
-        // DECR only a count that still exists (on an expired one it would start a count below
-        // zero with no window); a count back at zero goes.
-        redis::Script::new(
-            r"
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('DECR', KEYS[2]) <= 0 then
-  redis.call('DEL', KEYS[2])
-end
-return 0
-",
-        )
-        .key(&user_key)
-        .key(&addr_key)
-        .invoke_async::<()>(&mut conn)
-        .await
+        SUCCEEDED
+            .key(&user_key)
+            .key(&addr_key)
+            .invoke_async::<()>(&mut conn)
+            .await
     }
 }
 
