@@ -3,15 +3,21 @@
 # allowed), is seated with three bots and plays its seat, on the running services
 # (deploy/services.sh up first); `okeyctl demo` tells it hand by hand, writing each hand for
 # `okeyctl replay` into .run/demo/. No operator token on that path. Extra arguments go to
-# `okeyctl demo` (see `okeyctl demo --help`).
+# `okeyctl demo` (see `okeyctl demo --help`). OKEY_SERVICES_BIN=DIR runs DIR/okeyctl instead of
+# building it, as deploy/services.sh starts DIR's services.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cd "$ROOT"
-log "cargo build (okeyctl)"
-cargo build --quiet -p okeyctl
-bin="$(cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/okeyctl"
+if [ -n "${OKEY_SERVICES_BIN:-}" ]; then
+  bin="$OKEY_SERVICES_BIN/okeyctl"
+  [ -x "$bin" ] || die "OKEY_SERVICES_BIN: no okeyctl binary in $OKEY_SERVICES_BIN (cargo build --bins first)"
+else
+  log "cargo build (okeyctl)"
+  cargo build --quiet -p okeyctl
+  bin="$(cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/okeyctl"
+fi
 # Paths relative to the repository when the run directory is the default, so the printed
 # commands can be pasted as they are. The commands the demo prints at the end (the support token's
 # among them) name this run's ports and run directory where they are not the defaults.

@@ -8,6 +8,9 @@
 #                               started with: `down` first to apply changed OKEY_… variables)
 #   deploy/services.sh down     SIGTERM each, wait for it to exit
 #   deploy/services.sh status   health of each
+#
+# OKEY_SERVICES_BIN=DIR starts the binaries in DIR (e.g. target/release, or a copy of a build)
+# instead of building the debug ones.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -190,9 +193,17 @@ case "${1:-}" in
     ensure_dev_key
     ensure_dev_service_secret
     check_ports_free
-    log "cargo build (services)"
-    (cd "$ROOT" && cargo build --quiet --bins -p accounts -p matchmaking -p table -p scoring)
-    bin="$(target_dir)/debug"
+    if [ -n "${OKEY_SERVICES_BIN:-}" ]; then
+      bin="$(cd "$OKEY_SERVICES_BIN" && pwd)" || die "OKEY_SERVICES_BIN=$OKEY_SERVICES_BIN is not a directory"
+      for svc in "${SERVICES[@]}"; do
+        [ -x "$bin/$svc" ] || die "OKEY_SERVICES_BIN: no $svc binary in $bin (cargo build --bins first)"
+      done
+      log "starting the binaries in $bin (OKEY_SERVICES_BIN)"
+    else
+      log "cargo build (services)"
+      (cd "$ROOT" && cargo build --quiet --bins -p accounts -p matchmaking -p table -p scoring)
+      bin="$(target_dir)/debug"
+    fi
     # Again: the build takes a while, and something may have taken a port meanwhile.
     check_ports_free
     for svc in "${SERVICES[@]}"; do start "$svc" "$bin"; done
