@@ -1,11 +1,13 @@
 //! What every okey service stands on: typed settings, telemetry, the gRPC host with health,
-//! reflection and graceful stop, connections to PostgreSQL, NATS and Redis, the error model's
-//! reasons and status builders, the checks of request text, and access-token checks.
+//! reflection and graceful stop, connections to PostgreSQL, NATS and Redis, the limits' counters
+//! in Redis, the error model's reasons and status builders, the checks of request text, and
+//! access-token checks.
 //!
 //! Services wire these in `main.rs` and their `startup` module; nothing here knows the game.
 
 pub mod auth;
 pub mod command;
+pub mod counters;
 pub mod decode;
 pub mod dependencies;
 pub mod fields;

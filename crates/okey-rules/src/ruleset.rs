@@ -162,14 +162,23 @@ impl Preset {
         }
     }
 
-    /// Accepts the preset's name, the seed number it follows (`"001"`) or the name of that seed's
-    /// document (`"001_6347d42fbfe20743"`, with or without `.txt`), in any case.
+    /// Accepts the preset's name, the seed number it follows (`"001"`, also written `"seed001"`,
+    /// `"seed_001"`, `"seed-001"` or `"seed 001"`) or the name of that seed's document
+    /// (`"001_6347d42fbfe20743"`, with or without `seeds/` before it and `.txt` after), in any
+    /// case.
     pub fn parse(s: &str) -> Option<Preset> {
         let s = s.trim().to_ascii_lowercase();
         let s = s.strip_suffix(".txt").unwrap_or(&s);
-        Preset::ALL
-            .into_iter()
-            .find(|p| s == p.name() || s == p.seed() || s == p.document())
+        let s = s.strip_prefix("seeds/").unwrap_or(s);
+        let seed = s
+            .strip_prefix("seed")
+            .map(|rest| rest.trim_start_matches([' ', '_', '-']));
+        Preset::ALL.into_iter().find(|p| {
+            s == p.name()
+                || s == p.seed()
+                || s == p.document()
+                || seed.is_some_and(|n| n == p.seed() || n == p.document())
+        })
     }
 
     /// The name of the seed document this preset follows (`seeds/{document}.txt`).
@@ -402,6 +411,11 @@ mod tests {
             ("002_87ded1d8a11579bd.txt", Preset::Practice),
             (" SOLO ", Preset::Solo),
             ("004", Preset::Penalties),
+            ("seed 000", Preset::Classic),
+            ("Seed001", Preset::Yudum),
+            ("seed_002", Preset::Practice),
+            ("seed-003", Preset::Solo),
+            ("seeds/004_52db5702efabc426.txt", Preset::Penalties),
         ] {
             assert_eq!(Preset::parse(text), Some(preset), "{text}");
         }
@@ -410,7 +424,9 @@ mod tests {
             "005",
             "001_0000000000000000",
             "classic.json",
-            "seed 000",
+            "seed",
+            "seed 005",
+            "seedclassic",
         ] {
             assert_eq!(Preset::parse(text), None, "{text}");
         }

@@ -19,26 +19,12 @@
 //! refused (UNAVAILABLE) rather than left unlimited.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use ipnet::IpNet;
+use okey_platform::counters;
+use redis::AsyncCommands;
 use redis::aio::ConnectionManager;
-
-/// A right password: deletes the account's count (KEYS[1]) and takes one off the address's
-/// (KEYS[2]) only while it exists (a DECR on an expired count would start one below zero with no
-/// window); a count back at zero goes. Built once (its SHA-1 too).
-static SUCCEEDED: LazyLock<redis::Script> = LazyLock::new(|| {
-    redis::Script::new(
-        r"
-redis.call('DEL', KEYS[1])
-if redis.call('EXISTS', KEYS[2]) == 1 and redis.call('DECR', KEYS[2]) <= 0 then
-  redis.call('DEL', KEYS[2])
-end
-return 0
-",
-    )
-});
 
 /// How hard sign-in attempts are limited.
 #[derive(Debug, Clone)]
@@ -119,32 +105,16 @@ impl SignInLimiter {
     /// right password gives its count back ([`SignInLimiter::record_success`]).
     pub async fn attempt(&self, username: &str, address: &str) -> redis::RedisResult<Verdict> {
         let [user_key, addr_key] = self.keys(username, address);
-        let window = self.policy.window.as_secs() as i64;
         let mut conn = self.redis.clone();
-        let (user, addr, user_ttl, addr_ttl): (u32, u32, i64, i64) = redis::pipe()
-            .atomic()
-            .incr(&user_key, 1)
-            .cmd("EXPIRE")
-            .arg(&user_key)
-            .arg(window)
-            .arg("NX")
-            .ignore()
-            .incr(&addr_key, 1)
-            .cmd("EXPIRE")
-            .arg(&addr_key)
-            .arg(window)
-            .arg("NX")
-            .ignore()
-            .ttl(&user_key)
-            .ttl(&addr_key)
-            .query_async(&mut conn)
-            .await?;
+        let counted =
+            counters::count(&mut conn, &[&user_key, &addr_key], self.policy.window).await?;
+        let (user, addr) = (counted[0], counted[1]);
         Ok(decide(
             &self.policy,
-            user.saturating_sub(1),
-            addr.saturating_sub(1),
-            user_ttl,
-            addr_ttl,
+            user.count.saturating_sub(1),
+            addr.count.saturating_sub(1),
+            user.retry_after(),
+            addr.retry_after(),
         ))
     }
 
@@ -158,19 +128,9 @@ impl SignInLimiter {
         }
         let key = format!("{}:guest:new:addr:{address}", self.prefix);
         let mut conn = self.redis.clone();
-        let (count, ttl): (u32, i64) = redis::pipe()
-            .atomic()
-            .incr(&key, 1)
-            .cmd("EXPIRE")
-            .arg(&key)
-            .arg(self.policy.guest_window.as_secs().max(1))
-            .arg("NX")
-            .ignore()
-            .ttl(&key)
-            .query_async(&mut conn)
-            .await?;
-        Ok(if count > limit {
-            Verdict::Refuse(Duration::from_secs(ttl.max(1) as u64))
+        let counted = counters::count_one(&mut conn, &key, self.policy.guest_window).await?;
+        Ok(if counted.count > u64::from(limit) {
+            Verdict::Refuse(counted.retry_after())
         } else {
             Verdict::Proceed(Duration::ZERO)
         })
@@ -182,29 +142,30 @@ impl SignInLimiter {
     pub async fn record_success(&self, username: &str, address: &str) -> redis::RedisResult<()> {
         let [user_key, addr_key] = self.keys(username, address);
         let mut conn = self.redis.clone();
-        SUCCEEDED
-            .key(&user_key)
-            .key(&addr_key)
-            .invoke_async::<()>(&mut conn)
-            .await
+        conn.del::<_, ()>(&user_key).await?;
+        counters::give_back(&mut conn, &[addr_key]).await
     }
 }
 
-/// The verdict for these failure counts and the seconds left in their windows.
-fn decide(p: &LimitPolicy, user: u32, addr: u32, user_ttl: i64, addr_ttl: i64) -> Verdict {
-    let ttl = |t: i64| Duration::from_secs(t.max(1) as u64);
-    if user >= p.account_limit {
-        return Verdict::Refuse(ttl(user_ttl));
+/// The verdict for these failure counts and when their windows end.
+fn decide(
+    p: &LimitPolicy,
+    user: u64,
+    addr: u64,
+    user_retry: Duration,
+    addr_retry: Duration,
+) -> Verdict {
+    if user >= u64::from(p.account_limit) {
+        return Verdict::Refuse(user_retry);
     }
-    if addr >= p.address_limit {
-        return Verdict::Refuse(ttl(addr_ttl));
+    if addr >= u64::from(p.address_limit) {
+        return Verdict::Refuse(addr_retry);
     }
-    let delay = |failures: u32, free: u32| {
-        if failures < free {
-            Duration::ZERO
-        } else {
-            (p.first_delay * 2u32.pow((failures - free).min(16))).min(p.max_delay)
-        }
+    let delay = |failures: u64, free: u32| {
+        let Some(extra) = failures.checked_sub(u64::from(free)) else {
+            return Duration::ZERO;
+        };
+        (p.first_delay * 2u32.pow(extra.min(16) as u32)).min(p.max_delay)
     };
     Verdict::Proceed(delay(user, p.account_free).max(delay(addr, p.address_free)))
 }
@@ -298,8 +259,9 @@ mod tests {
         assert_eq!(client_address(None, Some("1.2.3.4"), &trusted), "unknown");
     }
 
-    fn decide(user: u32, addr: u32) -> Verdict {
-        super::decide(&LimitPolicy::default(), user, addr, 60, 60)
+    fn decide(user: u64, addr: u64) -> Verdict {
+        let minute = Duration::from_secs(60);
+        super::decide(&LimitPolicy::default(), user, addr, minute, minute)
     }
 
     #[test]

@@ -16,28 +16,11 @@
 //! under a burst, places held by attempts still in flight may refuse a concurrent one that would
 //! have passed once they were given back (never the other way round).
 
-use std::sync::LazyLock;
 use std::time::Duration;
 
-use redis::Script;
+use okey_platform::counters;
 use redis::aio::ConnectionManager;
 use uuid::Uuid;
-
-/// Gives back one place in each of KEYS, unless that key has expired meanwhile (a DECR would
-/// create it again, negative and with no window); a count back at zero is deleted, so the next
-/// window starts with the next attempt that counts.
-static GIVE_BACK: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-for _, key in ipairs(KEYS) do
-  if redis.call('EXISTS', key) == 1 and redis.call('DECR', key) <= 0 then
-    redis.call('DEL', key)
-  end
-end
-return 0
-",
-    )
-});
 
 /// Counts wrong codes and passwords.
 #[derive(Clone)]
@@ -130,19 +113,10 @@ impl Reservation {
         window: Duration,
     ) -> redis::RedisResult<Option<Duration>> {
         let mut conn = self.redis.clone();
-        let (count, _, ttl): (u64, redis::Value, i64) = redis::pipe()
-            .atomic()
-            .incr(&key, 1)
-            .cmd("EXPIRE")
-            .arg(&key)
-            .arg(window.as_secs().max(1))
-            .arg("NX")
-            .ttl(&key)
-            .query_async(&mut conn)
-            .await?;
-        if count > limit {
-            give_back(&mut conn, std::slice::from_ref(&key)).await?;
-            return Ok(Some(Duration::from_secs(ttl.max(1) as u64)));
+        let counted = counters::count_one(&mut conn, &key, window).await?;
+        if counted.count > limit {
+            counters::give_back(&mut conn, std::slice::from_ref(&key)).await?;
+            return Ok(Some(counted.retry_after()));
         }
         self.keys.push(key);
         Ok(None)
@@ -159,7 +133,7 @@ impl Reservation {
         self.settled = true;
         let keys = std::mem::take(&mut self.keys);
         let mut conn = self.redis.clone();
-        if let Err(e) = give_back(&mut conn, &keys).await {
+        if let Err(e) = counters::give_back(&mut conn, &keys).await {
             tracing::warn!(error = %e, "join attempts not given back; they count until the window ends");
         }
     }
@@ -174,21 +148,10 @@ impl Drop for Reservation {
         let mut conn = self.redis.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                if let Err(e) = give_back(&mut conn, &keys).await {
+                if let Err(e) = counters::give_back(&mut conn, &keys).await {
                     tracing::warn!(error = %e, "join attempts not given back; they count until the window ends");
                 }
             });
         }
     }
-}
-
-async fn give_back(conn: &mut ConnectionManager, keys: &[String]) -> redis::RedisResult<()> {
-    if keys.is_empty() {
-        return Ok(());
-    }
-    let mut invocation = GIVE_BACK.prepare_invoke();
-    for key in keys {
-        invocation.key(key);
-    }
-    invocation.invoke_async::<()>(conn).await
 }

@@ -12,6 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use okey_platform::counters;
 use okey_rules::Seat;
 use redis::aio::ConnectionManager;
 use serde::{Deserialize, Serialize};
@@ -296,27 +297,12 @@ impl Chat {
         let key = format!("{}:chat:rate:{table}:{sender}", self.key_prefix);
         let mut conn = self.redis.clone();
         let window = self.settings.chat_window_ms;
-        // One transaction: the count and its window's start together (a separate PEXPIRE
-        // after a crash between the two would leave a count that never expires).
-        let (count, ttl): (u64, i64) = redis::pipe()
-            .atomic()
-            .cmd("INCR")
-            .arg(&key)
-            .cmd("PEXPIRE")
-            .arg(&key)
-            .arg(window)
-            .arg("NX")
-            .ignore()
-            .cmd("PTTL")
-            .arg(&key)
-            .query_async(&mut conn)
-            .await?;
-        let ttl = if ttl < 0 { window } else { ttl as u64 };
-        if count > self.settings.chat_burst {
+        let counted = counters::count_one(&mut conn, &key, Duration::from_millis(window)).await?;
+        if counted.count > self.settings.chat_burst {
             return Err(ChatError::TooFrequent {
                 burst: self.settings.chat_burst,
                 window_secs: window.div_ceil(1000),
-                retry_after: Duration::from_millis(ttl),
+                retry_after: counted.window_left,
             });
         }
         Ok(())
