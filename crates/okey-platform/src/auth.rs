@@ -539,12 +539,8 @@ impl AuthLayer {
                 ));
             }
         };
-        let token = bearer_token(headers).ok_or_else(|| {
-            status::error(
-                status::Reason::TokenInvalid,
-                "this call needs `authorization: Bearer <access token>`",
-            )
-        })?;
+        let token = bearer_token(headers)
+            .map_err(|problem| status::error(status::Reason::TokenInvalid, problem))?;
         let claims = match self.state.verifier.verify(token) {
             Ok(claims) => claims,
             Err(error) => {
@@ -571,14 +567,26 @@ impl AuthLayer {
     }
 }
 
-/// The token of `authorization: Bearer <token>`, if any.
-fn bearer_token(headers: &http::HeaderMap) -> Option<&str> {
-    let value = headers.get(http::header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
+/// The token of the one `authorization: Bearer <token>` header, or what is wrong with the
+/// header. Two headers are refused rather than one of them picked: a proxy or a log that reads
+/// the other would see another caller than the one checked.
+fn bearer_token(headers: &http::HeaderMap) -> Result<&str, &'static str> {
+    const NEEDED: &str = "this call needs `authorization: Bearer <access token>`";
+    let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
+    let value = values.next().ok_or(NEEDED)?;
+    if values.next().is_some() {
+        return Err("the call has more than one `authorization` header: send exactly one");
+    }
+    let (scheme, token) = value
+        .to_str()
+        .ok()
+        .and_then(|v| v.split_once(' '))
+        .ok_or(NEEDED)?;
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| token.trim())
         .filter(|t| !t.is_empty())
+        .ok_or(NEEDED)
 }
 
 /// Where the public keys are fetched from: `tokens.keys_url` and, for https, the CA to trust.
@@ -926,6 +934,15 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
                 .authorize("/okey.v1.ScoringService/ListStandings", &signed_in)
                 .is_ok()
         );
+        // Two authorization headers, even both valid: refused, neither picked.
+        let mut twice = signed_in.clone();
+        twice.append(http::header::AUTHORIZATION, bearer.parse().unwrap());
+        let refused = layer
+            .authorize("/okey.v1.ScoringService/ListStandings", &twice)
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+        assert!(status::is(&refused, status::Reason::TokenInvalid));
+        assert!(refused.message().contains("more than one"), "{refused:?}");
         // Health and reflection are listed on every service.
         assert!(matches!(
             layer.authorize("/grpc.health.v1.Health/Check", &http::HeaderMap::new()),

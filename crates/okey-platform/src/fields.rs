@@ -42,6 +42,15 @@ pub fn text<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
     Ok(value)
 }
 
+/// Whether `c` may not appear in text shown to other players (display names, chat): a control
+/// character (terminals and some text views act on them: ESC sequences, carriage returns) or a
+/// bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which makes a
+/// name or a message read as another. Characters of right-to-left scripts, and the plain
+/// direction marks (U+200E, U+200F), are fine.
+pub fn unfit_to_show(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// `value` of a required text field: [`text`], and not empty (INVALID_ARGUMENT `missing_field`
 /// naming `field`).
 pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
@@ -102,6 +111,19 @@ mod tests {
     use tonic_types::StatusExt;
 
     use super::*;
+
+    #[test]
+    fn text_shown_to_others_has_no_controls_and_no_direction_overrides() {
+        for c in [
+            '\u{1b}', '\r', '\n', '\t', '\u{7f}', '\u{85}', '\u{202E}', '\u{202A}', '\u{2066}',
+            '\u{2069}',
+        ] {
+            assert!(unfit_to_show(c), "{:?}", c);
+        }
+        for c in ['a', 'ş', 'İ', ' ', 'م', 'א', '\u{200E}', '\u{200F}', '🀄'] {
+            assert!(!unfit_to_show(c), "{:?}", c);
+        }
+    }
 
     fn reason(status: &Status) -> String {
         status

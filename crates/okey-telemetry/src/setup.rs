@@ -78,14 +78,36 @@ impl Telemetry {
     }
 }
 
+/// How long a stopping process waits for its last spans and metrics to be sent. A collector
+/// that does not answer would otherwise hold the exit for the exporters' own time-outs (10 s
+/// each), past the grace period the platform promises (see docs/operations.md).
+pub const FLUSH_AT_EXIT: Duration = Duration::from_secs(3);
+
 impl Drop for Telemetry {
     fn drop(&mut self) {
-        // Nothing useful to do with an export error while exiting.
-        if let Some(provider) = self.provider.take() {
-            let _ = provider.shutdown();
+        let (provider, meters) = (self.provider.take(), self.meters.take());
+        if provider.is_none() && meters.is_none() {
+            return;
         }
-        if let Some(meters) = self.meters.take() {
-            let _ = meters.shutdown();
+        // On a thread of its own, so the wait can be cut short; nothing useful can be done
+        // with an export error while exiting.
+        let (done, finished) = std::sync::mpsc::channel();
+        let flush = std::thread::Builder::new()
+            .name("telemetry-flush".into())
+            .spawn(move || {
+                if let Some(provider) = provider {
+                    let _ = provider.shutdown_with_timeout(FLUSH_AT_EXIT);
+                }
+                if let Some(meters) = meters {
+                    let _ = meters.shutdown();
+                }
+                let _ = done.send(());
+            });
+        if flush.is_ok() && finished.recv_timeout(FLUSH_AT_EXIT).is_err() {
+            tracing::warn!(
+                within_secs = FLUSH_AT_EXIT.as_secs(),
+                "the last spans and metrics were not sent in time (the OTLP collector did not answer); exiting without them"
+            );
         }
     }
 }

@@ -210,6 +210,39 @@ fn device_caller(device_id: &str) -> String {
 
 /// A device id as kept: without surrounding white space, 8–128 characters. Empty is
 /// `missing_field` when `required`, else `None`; another length is `invalid_device_id`.
+/// A display name as kept: spaces at either end removed, at most 24 characters, none of them
+/// one that would change how other players' screens show it
+/// ([`okey_platform::fields::unfit_to_show`]); empty only where `empty_allowed` (a new guest
+/// whose name the server picks). Otherwise INVALID_ARGUMENT `invalid_display_name` on `field`.
+fn checked_display_name<'a>(
+    field: &'static str,
+    value: &'a str,
+    empty_allowed: bool,
+) -> Result<&'a str, AccountsError> {
+    let value = value.trim();
+    let chars = value.chars().count();
+    let lengths = if empty_allowed {
+        "at most 24"
+    } else {
+        "1–24"
+    };
+    if chars > 24 || (chars == 0 && !empty_allowed) {
+        return Err(invalid(
+            field,
+            Reason::InvalidDisplayName,
+            format!("display_name must be {lengths} characters"),
+        ));
+    }
+    if value.chars().any(okey_platform::fields::unfit_to_show) {
+        return Err(invalid(
+            field,
+            Reason::InvalidDisplayName,
+            "display_name must not contain control characters or bidirectional overrides",
+        ));
+    }
+    Ok(value)
+}
+
 fn checked_device_id(value: &str, required: bool) -> Result<Option<&str>, AccountsError> {
     let value = value.trim();
     if value.is_empty() {
@@ -415,14 +448,7 @@ impl Accounts {
         address: &str,
     ) -> Result<(Account, Session, bool), AccountsError> {
         let device_id = checked_device_id(device_id, true)?.unwrap_or_default();
-        let display_name = display_name.trim();
-        if display_name.chars().count() > 24 {
-            return Err(invalid(
-                "display_name",
-                Reason::InvalidDisplayName,
-                "display_name must be at most 24 characters",
-            ));
-        }
+        let display_name = checked_display_name("display_name", display_name, true)?;
         let mut tx = self.pool.begin().await?;
         let existing: Option<Uuid> =
             sqlx::query_scalar("SELECT player_id FROM devices WHERE device_id = $1")
@@ -795,14 +821,7 @@ impl Accounts {
         change: ProfileChange,
     ) -> Result<Profile, AccountsError> {
         if let Some(name) = &change.display_name {
-            let n = name.trim().chars().count();
-            if !(1..=24).contains(&n) {
-                return Err(invalid(
-                    "profile.display_name",
-                    Reason::InvalidDisplayName,
-                    "display_name must be 1–24 characters",
-                ));
-            }
+            checked_display_name("profile.display_name", name, false)?;
         }
         if let Some(avatar) = &change.avatar_ref
             && (avatar.chars().count() > 256 || avatar.chars().any(char::is_control))

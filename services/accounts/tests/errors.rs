@@ -537,3 +537,51 @@ async fn an_empty_name_is_missing_field_and_a_malformed_one_invalid_name() {
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_display_name_with_a_control_character_or_a_direction_override_is_refused() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let me = guest(&mut client).await;
+    let session = me.session.unwrap();
+    let before = stored_accounts(&app).await;
+
+    for (i, name) in ["Ay\u{1b}[31mşe", "\u{202E}esyA", "Ay\rşe"]
+        .into_iter()
+        .enumerate()
+    {
+        let new_guest = client
+            .sign_in_as_guest(guest_request(&format!("g{i}"), &device(), name))
+            .await
+            .unwrap_err();
+        assert_invalid(&new_guest, "invalid_display_name");
+        let profile = client
+            .update_profile(bearer(
+                pb::UpdateProfileRequest {
+                    request_id: format!("p{i}"),
+                    profile: Some(pb::Profile {
+                        name: "players/me".into(),
+                        display_name: name.into(),
+                        ..Default::default()
+                    }),
+                    update_mask: None,
+                },
+                &session.access_token,
+            ))
+            .await
+            .unwrap_err();
+        assert_invalid(&profile, "invalid_display_name");
+    }
+    assert_eq!(stored_accounts(&app).await, before, "no guest was made");
+
+    // Right-to-left text and its direction marks are names like any other.
+    let arabic = client
+        .sign_in_as_guest(guest_request("g-ok", &device(), "\u{200F}لاعب"))
+        .await
+        .expect("a right-to-left name");
+    assert!(arabic.into_inner().created);
+    app.stop().await;
+}

@@ -90,6 +90,11 @@ pub enum ChatError {
     #[error("the message has {chars} characters; the limit is {max}: shorten it and send again")]
     TooLong { chars: usize, max: u64 },
     #[error(
+        "the message holds a control character or a bidirectional override, which would change \
+         how the others' screens show it: send plain text"
+    )]
+    Unshowable,
+    #[error(
         "more than {burst} messages in {window_secs} s: wait {} ms before sending again",
         retry_after.as_millis()
     )]
@@ -121,7 +126,8 @@ pub type SeatNow = Arc<
         + Sync,
 >;
 
-/// The text as it is sent: trimmed, 1 to `max` characters.
+/// The text as it is sent: trimmed, 1 to `max` characters, none of them one that would change
+/// how the other players' screens show it ([`okey_platform::fields::unfit_to_show`]).
 pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
     let text = text.trim();
     let chars = text.chars().count();
@@ -130,6 +136,9 @@ pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
     }
     if chars as u64 > max {
         return Err(ChatError::TooLong { chars, max });
+    }
+    if text.chars().any(okey_platform::fields::unfit_to_show) {
+        return Err(ChatError::Unshowable);
     }
     Ok(text.to_owned())
 }
@@ -435,6 +444,16 @@ mod tests {
         );
         let err = check_text("çççççççççççç", 10).unwrap_err();
         assert!(matches!(err, ChatError::TooLong { chars: 12, max: 10 }));
+        for text in ["a\u{1b}[2Jb", "gg\rwp", "\u{202E}gnikcah", "line\nbreak"] {
+            assert!(
+                matches!(check_text(text, 200), Err(ChatError::Unshowable)),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            check_text(" iyi oyunlar \u{200F} ", 200).unwrap(),
+            "iyi oyunlar \u{200F}"
+        );
         assert!(err.to_string().contains("shorten it"));
     }
 

@@ -140,6 +140,17 @@ async fn partner_messages_never_reach_opponents_and_limits_are_precise() {
         details.bad_request().unwrap().field_violations[0].field,
         "text"
     );
+    // An escape sequence or a direction override would change how the others' screens show it.
+    for text in ["hi\u{1b}[2J", "\u{202E}yalo ig"] {
+        let err = say(&mut people[1], &table, pb::ChatChannel::Table, text)
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{text:?}");
+        assert_eq!(
+            err.get_error_details().error_info().unwrap().reason,
+            "invalid_text"
+        );
+    }
 
     // Too frequent: seat 0 already sent one; three more pass, the fifth in the window does not.
     for i in 0..3 {

@@ -132,6 +132,9 @@ fn chat_status(error: ChatError) -> Status {
         e @ ChatError::TooLong { .. } => {
             status::invalid_argument(Reason::ChatTooLong, "text", e.to_string())
         }
+        e @ ChatError::Unshowable => {
+            status::invalid_argument(Reason::InvalidText, "text", e.to_string())
+        }
         e @ ChatError::TooFrequent { retry_after, .. } => {
             status::retry_after(Reason::ChatRateLimited, retry_after, e.to_string())
         }
