@@ -457,7 +457,8 @@ impl Publisher {
     }
 
     /// Republishes outbox rows at least `min_age` old, oldest first, a page at a time, for at
-    /// most `pages` pages. Returns whether the last page was full (more may be left).
+    /// most `pages` pages, deleting each page's rows once JetStream acked them. Returns whether
+    /// the last page was full (more may be left).
     async fn sweep(&mut self, min_age: Duration, pages: usize) -> Result<bool, async_nats::Error> {
         for _ in 0..pages {
             let batch = self.store.unpublished(min_age, BATCH as i64).await?;
@@ -495,6 +496,9 @@ impl Publisher {
                 self.oldest_left.store(0, Ordering::Relaxed);
                 return Ok(false);
             }
+            // The next page is read from the outbox: without the rows just acked deleted, it
+            // would be this page again, for ever.
+            self.delete_acked(true).await?;
         }
         Ok(true)
     }
