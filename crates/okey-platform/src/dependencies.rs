@@ -182,15 +182,19 @@ where
                 return Ok(value);
             }
             Err(last_error) => {
-                if Instant::now() + backoff > deadline {
+                // The last wait is cut to what is left of the budget, so the whole of it is used
+                // (one more attempt at the deadline) rather than giving up a backoff early.
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
                     return Err(DependencyError::Unavailable {
                         dependency,
                         waited: started.elapsed(),
                         last_error,
                     });
                 }
-                tracing::warn!(dependency, error = %last_error, retry_in = ?backoff, "not available yet");
-                sleep(backoff).await;
+                let wait = backoff.min(left);
+                tracing::warn!(dependency, error = %last_error, retry_in = ?wait, "not available yet");
+                sleep(wait).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }

@@ -153,8 +153,8 @@ impl Body for UntilStopping {
                 self.ended = true;
                 let status = status::error(
                     Reason::ServerStopping,
-                    "the server is stopping: call again (a stream resumes from the last version \
-                     it received)",
+                    "the server is stopping: open the stream again, another replica answers \
+                     (a WatchTable resumed from the last version received misses nothing)",
                 );
                 // The status as trailers: the headers tonic answers a refusal with, less the
                 // content type.

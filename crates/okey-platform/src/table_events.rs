@@ -49,10 +49,15 @@ pub async fn stream(
     jetstream: &jetstream::Context,
     subject: &str,
 ) -> Result<stream::Stream, TableEventsError> {
+    use async_nats::jetstream::context::GetStreamByNameErrorKind;
     let name = jetstream
         .stream_by_subject(subject)
         .await
-        .map_err(|e| TableEventsError::NoStream(e.to_string()))?;
+        .map_err(|e| match e.kind() {
+            GetStreamByNameErrorKind::NotFound => TableEventsError::NoStream(e.to_string()),
+            // NATS not answering (an outage) is not a missing stream.
+            _ => js_err(e),
+        })?;
     jetstream.get_stream(name).await.map_err(js_err)
 }
 

@@ -157,7 +157,7 @@ struct Metrics {
 impl Metrics {
     fn new() -> Metrics {
         let meter = okey_platform::metrics::meter();
-        Metrics {
+        let metrics = Metrics {
             applied: meter
                 .u64_counter("okey.scoring.events.applied")
                 .with_description("Table events handled, by result")
@@ -170,7 +170,11 @@ impl Metrics {
                 .u64_counter("okey.scoring.hands.mismatched")
                 .with_description("Hands whose re-verification found a difference")
                 .build(),
-        }
+        };
+        // Exported from the start at 0, so an alert on them has a series before the first.
+        metrics.poisoned.add(0, &[]);
+        metrics.mismatches.add(0, &[]);
+        metrics
     }
 }
 

@@ -115,7 +115,7 @@ impl Live {
         }
         match self.deadlines.arm(&arming, true).await {
             Ok(true) => {
-                tracing::info!(%table_id, version = table.version, "deadline rebuilt");
+                tracing::debug!(%table_id, version = table.version, "deadline rebuilt");
                 // The views show what is armed now.
                 tables.rearmed(table_id, arming.deadline_after(None)).await;
                 self.nudge.notify_one();
@@ -260,7 +260,17 @@ impl Live {
                 tracing::warn!(error = %e, %table_id, "cannot rebuild a deadline");
             }
         }
-        tracing::debug!(active = active.len(), checked, "reconciled");
+        // One line a pass, not one a table (after a restart or a Redis flush every table's
+        // deadline is rebuilt: thousands of lines at scale); each table's at DEBUG.
+        if checked > 0 {
+            tracing::info!(
+                active = active.len(),
+                checked,
+                "deadlines rebuilt where Redis did not hold them armed"
+            );
+        } else {
+            tracing::debug!(active = active.len(), checked, "reconciled");
+        }
         Reconciled {
             active: active.len(),
             checked,

@@ -110,7 +110,7 @@ impl TableMetrics {
                 }
             })
             .build();
-        TableMetrics {
+        let metrics = TableMetrics {
             appended: meter
                 .u64_counter("okey.table.events.appended")
                 .with_description("Events commands appended in this process.")
@@ -119,7 +119,11 @@ impl TableMetrics {
                 .u64_counter("okey.table.append.conflicts")
                 .with_description("Appends another replica got to first; decided again.")
                 .build(),
-        }
+        };
+        // Exported from the start at 0, so the alert on conflicts (docs/operations.md) has a
+        // series before the first one.
+        metrics.conflicts.add(0, &[]);
+        metrics
     }
 }
 
