@@ -6,7 +6,8 @@
 //! every service by the host's `ServiceBuilder`) answers them as INVALID_ARGUMENT with ErrorInfo:
 //! `malformed_request` and `request_too_large`. It recognises them by what tonic puts in the
 //! response: the `Status` it answered with, without details (every status the okey services build
-//! has ErrorInfo), and a message of tonic's decoder.
+//! has ErrorInfo), and a message of tonic's decoder. A compressed request (no service decodes
+//! one) keeps tonic's UNIMPLEMENTED and gets ErrorInfo `unsupported_compression`.
 
 use tonic::{Code, Status};
 
@@ -45,6 +46,12 @@ fn request_error(refused: &Status) -> Option<Status> {
         return None;
     }
     let message = refused.message();
+    if refused.code() == Code::Unimplemented && message.starts_with("Content is compressed with") {
+        return Some(status::error(
+            Reason::UnsupportedCompression,
+            format!("{message}: send the request uncompressed (`grpc-encoding: identity`)"),
+        ));
+    }
     let too_large = match refused.code() {
         Code::Internal if UNDECODABLE.iter().any(|m| message.starts_with(m)) => false,
         Code::OutOfRange if message.starts_with("Error, decoded message length too large") => true,
@@ -118,6 +125,16 @@ mod tests {
         assert_eq!(status.code(), Code::InvalidArgument);
         assert_eq!(reason(&status), "request_too_large");
         assert!(status.get_error_details().bad_request().is_some());
+    }
+
+    #[test]
+    fn a_compressed_request_is_unsupported_compression_with_error_info() {
+        let status = answered(Status::unimplemented(
+            "Content is compressed with `gzip` which isn't supported",
+        ));
+        assert_eq!(status.code(), Code::Unimplemented);
+        assert_eq!(reason(&status), "unsupported_compression");
+        assert!(status.message().contains("uncompressed"), "{status:?}");
     }
 
     #[test]

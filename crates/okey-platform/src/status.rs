@@ -287,6 +287,8 @@ reasons! {
     NotImplementedYet = "not_implemented_yet" => Unimplemented,
     /// The called method is not one this service has (a wrong path, service or port).
     UnknownMethod = "unknown_method" => Unimplemented,
+    /// The request is compressed with an encoding this server does not decode.
+    UnsupportedCompression = "unsupported_compression" => Unimplemented,
     /// A dependency (store, Redis, NATS) is unavailable.
     DependencyUnavailable = "dependency_unavailable" => Unavailable,
     /// The server is stopping (a deploy): its open streams end; call again.
