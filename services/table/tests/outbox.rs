@@ -8,12 +8,10 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use okey_platform::testing::TestInfra;
-use sqlx::migrate::MigrateDatabase;
-use sqlx::postgres::PgPool;
 use table::domain::TableEvent;
 use table::ids::random_uuid;
 use table::outbox::Subjects;
-use table::store::{Append, Metadata, Store};
+use table::store::{Append, Metadata};
 
 /// Unpublished events left by an earlier process: several sweep pages (256 events each).
 const LEFT: usize = 700;
@@ -25,14 +23,7 @@ async fn a_start_publishes_every_event_left_in_the_outbox_however_many_pages() {
     };
     // The service's database, migrated, with events appended while no publisher ran.
     let settings = settings(&infra);
-    let url = settings.database.url.expose();
-    sqlx::Postgres::create_database(url).await.unwrap();
-    let pool = PgPool::connect(url).await.unwrap();
-    sqlx::migrate!("../../migrations/table")
-        .run(&pool)
-        .await
-        .unwrap();
-    let store = Store::grouping(pool.clone(), 1);
+    let (pool, store) = store_without_publisher(&settings).await;
     let metadata = Metadata {
         actor: "players/p0".into(),
         ..Metadata::default()

@@ -6,8 +6,6 @@ mod common;
 
 use common::*;
 use okey_platform::testing::TestInfra;
-use sqlx::migrate::MigrateDatabase;
-use sqlx::postgres::PgPool;
 use sqlx::types::Uuid;
 use table::domain::TableEvent;
 use table::ids::random_uuid;
@@ -60,15 +58,7 @@ async fn a_group_commit_stores_each_append_and_answers_each_conflict_on_its_own(
         return;
     };
     // A database of its own, migrated like the service's, with no publisher emptying the outbox.
-    let settings = settings(&infra);
-    let url = settings.database.url.expose();
-    sqlx::Postgres::create_database(url).await.unwrap();
-    let pool = PgPool::connect(url).await.unwrap();
-    sqlx::migrate!("../../migrations/table")
-        .run(&pool)
-        .await
-        .unwrap();
-    let store = Store::grouping(pool.clone(), 1);
+    let (pool, store) = store_without_publisher(&settings(&infra)).await;
     let metadata = Metadata {
         actor: "players/p0".into(),
         ..Metadata::default()

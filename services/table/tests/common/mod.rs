@@ -55,6 +55,20 @@ pub fn settings(infra: &TestInfra) -> Settings {
     infra.settings_for(ServiceKind::Table)
 }
 
+/// The service's database of `settings`, made and migrated as a start would, and a store on it
+/// with no publisher emptying the outbox (nothing is published until a service starts on it).
+pub async fn store_without_publisher(settings: &Settings) -> (PgPool, Store) {
+    use sqlx::migrate::MigrateDatabase;
+    let url = settings.database.url.expose();
+    sqlx::Postgres::create_database(url).await.unwrap();
+    let pool = PgPool::connect(url).await.unwrap();
+    sqlx::migrate!("../../migrations/table")
+        .run(&pool)
+        .await
+        .unwrap();
+    (pool.clone(), Store::grouping(pool, 1))
+}
+
 /// [`settings`] with `extra` `OKEY_…` variables on top.
 pub fn settings_with(infra: &TestInfra, extra: &[(&str, &str)]) -> Settings {
     let mut env = infra.env_for(ServiceKind::Table, 0);
