@@ -77,21 +77,59 @@ pub fn authorized<T>(message: T, token: &str) -> Request<T> {
 /// A channel to `service` at `url` whose every call is a client span (exported when
 /// `okeyctl demo` runs with `OKEY_TELEMETRY__OTLP_ENDPOINT`) carrying its `traceparent`.
 pub async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
-    let endpoint = Endpoint::from_shared(url.to_owned())
-        .map_err(|_| anyhow!("`{url}` is not a URL (for example http://127.0.0.1:50053)"))?
-        .connect_timeout(Duration::from_secs(3))
-        .timeout(Duration::from_secs(30));
-    let channel = endpoint.connect().await.map_err(|e| {
+    let channel = endpoint(url)?.connect().await.map_err(|e| {
         let moved = crate::local::local_port_var(service).map_or_else(String::new, |(var, _)| {
             format!(" (on moved ports, export the same {var} as the run, or pass its URL)")
         });
-        anyhow!(
+        anyhow::Error::new(NotAnswering(format!(
             "the {service} service at {} is not answering ({e}): run `make run` first{moved}",
             host_port(url)
-        )
+        )))
     })?;
     Ok(traced(channel, url))
 }
+
+/// [`connect`] without connecting now: the first call connects, and a service that is not
+/// answering fails that call with UNAVAILABLE (which `okeyctl demo` waits out).
+pub fn connect_lazy(url: &str) -> Result<TracedChannel> {
+    Ok(traced(endpoint(url)?.connect_lazy(), url))
+}
+
+fn endpoint(url: &str) -> Result<Endpoint> {
+    Ok(Endpoint::from_shared(url.to_owned())
+        .map_err(|_| anyhow!("`{url}` is not a URL (for example http://127.0.0.1:50053)"))?
+        .connect_timeout(Duration::from_secs(3))
+        .timeout(Duration::from_secs(30)))
+}
+
+/// A service that did not answer [`connect`] (an error a caller may wait out).
+#[derive(Debug)]
+pub struct NotAnswering(String);
+
+impl std::fmt::Display for NotAnswering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotAnswering {}
+
+/// A call a service refused (see [`refused`]): said for a person, with the status kept for
+/// a caller to decide whether to try again.
+#[derive(Debug)]
+pub struct Refused {
+    /// What the service answered.
+    pub status: Status,
+    said: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.said)
+    }
+}
+
+impl std::error::Error for Refused {}
 
 /// A refused call, said so a person knows what to do.
 pub fn refused(call: &str, url: &str, status: &Status) -> anyhow::Error {
@@ -109,10 +147,13 @@ pub fn refused(call: &str, url: &str, status: &Status) -> anyhow::Error {
         }
         _ => "",
     };
-    anyhow!(
-        "{call} at {} failed: {:?}: {}{hint}",
-        host_port(url),
-        status.code(),
-        status.message()
-    )
+    anyhow::Error::new(Refused {
+        status: status.clone(),
+        said: format!(
+            "{call} at {} failed: {:?}: {}{hint}",
+            host_port(url),
+            status.code(),
+            status.message()
+        ),
+    })
 }

@@ -32,7 +32,8 @@ use okey_telemetry::TracedChannel;
 use pb::table_event::Event as Ev;
 use tonic::Code;
 
-use crate::client::{authorized, connect, host_port, mint_token, refused};
+use crate::client::{authorized, connect, connect_lazy, host_port, mint_token, refused};
+use crate::retry::{GIVE_UP_AFTER, Outages, retryable};
 
 /// The player id the operator token names; tables it creates are created by `players/okeyctl-demo`.
 pub const OPERATOR: &str = "okeyctl-demo";
@@ -118,14 +119,21 @@ pub fn mint_operator_token(
 }
 
 /// Plays the demo, writing what happens to `out`.
+///
+/// Like an app, it rides out a restart of any service: a call that fails with UNAVAILABLE is made
+/// again with backoff and the same `request_id`, an update stream that ends is opened again from
+/// the last version received, and it gives up only after a service has been failing for
+/// [`crate::retry::GIVE_UP_AFTER`] (saying on stderr what it waits for meanwhile).
 pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
-    let accounts_channel = connect("accounts", &demo.accounts_url).await?;
-    let table_channel = connect("table", &demo.table_url).await?;
-    let mut accounts = AccountsServiceClient::new(accounts_channel);
-    let mut tables = TableServiceClient::new(table_channel);
+    let outages = Outages::default();
+    // Connected at the first call: a service that is not up yet is waited for like one that
+    // restarts.
+    let accounts = AccountsServiceClient::new(connect_lazy(&demo.accounts_url)?);
+    let tables = TableServiceClient::new(connect_lazy(&demo.table_url)?);
 
     // 1. A player's way in: a guest session from accounts.
-    let (guest, guest_token, guest_name) = sign_in_guest(&mut accounts, &demo.accounts_url).await?;
+    let (guest, guest_token, guest_name) =
+        sign_in_guest(&accounts, &demo.accounts_url, &outages).await?;
     writeln!(
         out,
         "Signed in through accounts as the guest \"{guest_name}\" ({guest})"
@@ -134,11 +142,11 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
     let (created, player) = match &demo.matchmaking_url {
         // 2. Quick play: the guest finds a table through matchmaking, bots fill the other seats.
         Some(url) => {
-            let (table, seat) = quick_play(url, &guest_token, demo, &mut tables, out).await?;
+            let (table, seat) = quick_play(url, &guest_token, demo, &tables, &outages, out).await?;
             (table, Some(seat))
         }
         None => (
-            operator_table(&mut accounts, &mut tables, demo, out).await?,
+            operator_table(&accounts, &tables, demo, &outages, out).await?,
             None,
         ),
     };
@@ -170,11 +178,11 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
             }
         })
         .collect();
-    let mut player_tables = tables.clone();
     let follow = follow_table(
         demo,
-        &mut accounts,
-        &mut tables,
+        &accounts,
+        &tables,
+        &outages,
         &guest,
         guest_token.clone(),
         created,
@@ -185,7 +193,14 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
         return follow.await;
     };
     // The guest plays its seat while the match is followed (one task: bots are not Send).
-    let play = play_seat(&mut player_tables, &guest_token, &table, seat);
+    let play = play_seat(
+        &tables,
+        &outages,
+        &demo.table_url,
+        &guest_token,
+        &table,
+        seat,
+    );
     tokio::pin!(follow, play);
     let mut playing = true;
     loop {
@@ -203,33 +218,39 @@ pub async fn run(demo: &Demo, out: &mut dyn Write) -> Result<DemoReport> {
 
 /// A table of four bots, created with an operator token minted from the local signing key.
 async fn operator_table(
-    accounts: &mut AccountsServiceClient<TracedChannel>,
-    tables: &mut TableServiceClient<TracedChannel>,
+    accounts: &AccountsServiceClient<TracedChannel>,
+    tables: &TableServiceClient<TracedChannel>,
     demo: &Demo,
+    outages: &Outages,
     out: &mut dyn Write,
 ) -> Result<pb::Table> {
     // An operator's way in: a short-lived admin token from the key accounts signs with.
-    let admin_token = operator_token(accounts, demo).await?;
+    let admin_token = operator_token(accounts, demo, outages).await?;
     writeln!(
         out,
         "Minted an operator token (role admin, {} s) with {}",
         OPERATOR_TOKEN_TTL.as_secs(),
         demo.signing_key.display()
     )?;
-    tables
-        .create_table(authorized(
-            pb::CreateTableRequest {
-                request_id: uuid::Uuid::new_v4().to_string(),
-                rules: Some(pb::RuleSet {
-                    preset: demo.preset.clone(),
+    let request_id = uuid::Uuid::new_v4().to_string();
+    outages
+        .call("table", "CreateTable", || {
+            let mut api = tables.clone();
+            let request = authorized(
+                pb::CreateTableRequest {
+                    request_id: request_id.clone(),
+                    rules: Some(pb::RuleSet {
+                        preset: demo.preset.clone(),
+                        ..Default::default()
+                    }),
+                    seats: Vec::new(),
+                    empty_seat_bots: Some(demo.bots as i32),
                     ..Default::default()
-                }),
-                seats: Vec::new(),
-                empty_seat_bots: Some(demo.bots as i32),
-                ..Default::default()
-            },
-            &admin_token,
-        ))
+                },
+                &admin_token,
+            );
+            async move { api.create_table(request).await }
+        })
         .await
         .map_err(|s| refused("CreateTable", &demo.table_url, &s))?
         .into_inner()
@@ -243,23 +264,30 @@ async fn quick_play(
     url: &str,
     guest_token: &str,
     demo: &Demo,
-    tables: &mut TableServiceClient<TracedChannel>,
+    tables: &TableServiceClient<TracedChannel>,
+    outages: &Outages,
     out: &mut dyn Write,
 ) -> Result<(pb::Table, i32)> {
-    let mut mm = MatchmakingServiceClient::new(connect("matchmaking", url).await?);
-    let ticket = mm
-        .find_table(authorized(
-            pb::FindTableRequest {
-                request_id: uuid::Uuid::new_v4().to_string(),
-                rules: Some(pb::RuleSet {
-                    preset: demo.preset.clone(),
-                    ..Default::default()
-                }),
-                allow_bots: true,
-                bot_level: demo.bots as i32,
-            },
-            guest_token,
-        ))
+    let mm = MatchmakingServiceClient::new(connect_lazy(url)?);
+    // One request id for every attempt: a retried FindTable returns the ticket it opened.
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let ticket = outages
+        .call("matchmaking", "FindTable", || {
+            let mut api = mm.clone();
+            let request = authorized(
+                pb::FindTableRequest {
+                    request_id: request_id.clone(),
+                    rules: Some(pb::RuleSet {
+                        preset: demo.preset.clone(),
+                        ..Default::default()
+                    }),
+                    allow_bots: true,
+                    bot_level: demo.bots as i32,
+                },
+                guest_token,
+            );
+            async move { api.find_table(request).await }
+        })
         .await
         .map_err(|s| refused("FindTable", url, &s))?
         .into_inner()
@@ -277,27 +305,48 @@ async fn quick_play(
     )?;
     out.flush()?;
     let asked = Instant::now();
-    let mut stream = mm
-        .watch_ticket(authorized(
-            pb::WatchTicketRequest {
-                name: ticket.name.clone(),
-            },
-            guest_token,
-        ))
-        .await
-        .map_err(|s| refused("WatchTicket", url, &s))?
-        .into_inner();
-    let matched = loop {
-        let next = tokio::time::timeout(demo.timeout, stream.message())
+    let deadline = tokio::time::Instant::now() + demo.timeout;
+    let matched = 'watch: loop {
+        // The stream's first message is the ticket as it is now: after a reconnect nothing is
+        // missed.
+        let mut stream = outages
+            .call("matchmaking", "WatchTicket", || {
+                let mut api = mm.clone();
+                let request = authorized(
+                    pb::WatchTicketRequest {
+                        name: ticket.name.clone(),
+                    },
+                    guest_token,
+                );
+                async move { api.watch_ticket(request).await }
+            })
             .await
-            .map_err(|_| anyhow!("{} was not matched in time", ticket.name))?
             .map_err(|s| refused("WatchTicket", url, &s))?
-            .ok_or_else(|| anyhow!("the ticket stream ended before a match"))?;
-        let Some(t) = next.ticket else { continue };
-        match pb::TicketState::try_from(t.state) {
-            Ok(pb::TicketState::Matched) => break t,
-            Ok(pb::TicketState::Searching) => {}
-            _ => bail!("{} ended without a table (state {})", t.name, t.state),
+            .into_inner();
+        loop {
+            let next = tokio::time::timeout_at(deadline, stream.message())
+                .await
+                .map_err(|_| anyhow!("{} was not matched in time", ticket.name))?;
+            let next = match next {
+                Ok(Some(next)) => next,
+                // Ended before a match (a server stopping, a broken connection): call again.
+                Ok(None) => {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue 'watch;
+                }
+                Err(s) if retryable(&s) => {
+                    outages.failed("matchmaking", "WatchTicket", s.message());
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue 'watch;
+                }
+                Err(s) => return Err(refused("WatchTicket", url, &s)),
+            };
+            let Some(t) = next.ticket else { continue };
+            match pb::TicketState::try_from(t.state) {
+                Ok(pb::TicketState::Matched) => break 'watch t,
+                Ok(pb::TicketState::Searching) => {}
+                _ => bail!("{} ended without a table (state {})", t.name, t.state),
+            }
         }
     };
     let others = match matched.players_found {
@@ -311,13 +360,17 @@ async fn quick_play(
         asked.elapsed().as_secs_f64(),
         matched.seat
     )?;
-    let table = tables
-        .get_table(authorized(
-            pb::GetTableRequest {
-                name: matched.table.clone(),
-            },
-            guest_token,
-        ))
+    let table = outages
+        .call("table", "GetTable", || {
+            let mut api = tables.clone();
+            let request = authorized(
+                pb::GetTableRequest {
+                    name: matched.table.clone(),
+                },
+                guest_token,
+            );
+            async move { api.get_table(request).await }
+        })
         .await
         .map_err(|s| refused("GetTable", &demo.table_url, &s))?
         .into_inner()
@@ -329,7 +382,9 @@ async fn quick_play(
 /// The guest plays its seat: whenever it is the seat's turn, a strong bot decides from the guest's
 /// own seat view and the guest submits the command. Ends with the match.
 async fn play_seat(
-    tables: &mut TableServiceClient<TracedChannel>,
+    tables: &TableServiceClient<TracedChannel>,
+    outages: &Outages,
+    url: &str,
     token: &str,
     table: &str,
     seat: i32,
@@ -337,30 +392,47 @@ async fn play_seat(
     let table = table.to_owned();
     let mut bot = okey_bots::Level::Strong.bot();
     let mut hand = 0;
-    let mut stream = tables
-        .watch_table(authorized(
-            pb::WatchTableRequest {
-                table: table.clone(),
-                after_version: 0,
-            },
-            token,
-        ))
-        .await?
-        .into_inner();
+    // The update stream only wakes the seat up when the table moves; opened again (from the
+    // last version seen) when it ends.
+    let mut stream: Option<tonic::Streaming<pb::WatchTableResponse>> = None;
+    let mut seen = 0i64;
     loop {
-        let view = tables
-            .get_seat_view(authorized(
-                pb::GetSeatViewRequest {
-                    table: table.clone(),
-                    view_form: pb::SeatViewForm::Unspecified as i32,
-                    min_version: None,
-                },
-                token,
-            ))
-            .await?
+        if stream.is_none() {
+            let opened = outages
+                .call("table", "WatchTable", || {
+                    let mut api = tables.clone();
+                    let request = authorized(
+                        pb::WatchTableRequest {
+                            table: table.clone(),
+                            after_version: seen,
+                        },
+                        token,
+                    );
+                    async move { api.watch_table(request).await }
+                })
+                .await
+                .map_err(|s| refused("WatchTable", url, &s))?;
+            stream = Some(opened.into_inner());
+        }
+        let view = outages
+            .call("table", "GetSeatView", || {
+                let mut api = tables.clone();
+                let request = authorized(
+                    pb::GetSeatViewRequest {
+                        table: table.clone(),
+                        view_form: pb::SeatViewForm::Unspecified as i32,
+                        min_version: None,
+                    },
+                    token,
+                );
+                async move { api.get_seat_view(request).await }
+            })
+            .await
+            .map_err(|s| refused("GetSeatView", url, &s))?
             .into_inner()
             .view
             .ok_or_else(|| anyhow!("no view"))?;
+        seen = seen.max(view.version);
         let state = view.summary.as_ref().map(|s| s.state).unwrap_or_default();
         if state == pb::TableState::Finished as i32 {
             return Ok(());
@@ -378,23 +450,50 @@ async fn play_seat(
             let Some(command) = command_to_proto(&bot.act(&engine)) else {
                 continue;
             };
-            // A refusal (the server moved first, a timeout) is decided again on a fresh view.
-            let _ = tables
-                .submit_command(authorized(
-                    pb::SubmitCommandRequest {
-                        request_id: uuid::Uuid::new_v4().to_string(),
-                        table: table.clone(),
-                        command: Some(command),
-                        expected_version: Some(view.version),
-                        view_form: pb::SeatViewForm::Typed as i32,
-                    },
-                    token,
-                ))
+            // Every attempt of this command carries the same request id: one the service
+            // applied before it stopped is answered again, not played twice.
+            let request_id = uuid::Uuid::new_v4().to_string();
+            let submitted = outages
+                .call("table", "SubmitCommand", || {
+                    let mut api = tables.clone();
+                    let request = authorized(
+                        pb::SubmitCommandRequest {
+                            request_id: request_id.clone(),
+                            table: table.clone(),
+                            command: Some(command.clone()),
+                            expected_version: Some(view.version),
+                            view_form: pb::SeatViewForm::Typed as i32,
+                        },
+                        token,
+                    );
+                    async move { api.submit_command(request).await }
+                })
                 .await;
+            match submitted {
+                Err(s) if retryable(&s) => return Err(refused("SubmitCommand", url, &s)),
+                // A refusal (the server moved first, a timeout) is decided again on a fresh view.
+                Ok(_) | Err(_) => {}
+            }
             continue;
         }
         // Not our turn: wait for the table to move (or re-check after a while).
-        let _ = tokio::time::timeout(Duration::from_secs(2), stream.message()).await;
+        let waited = match stream.as_mut() {
+            Some(s) => tokio::time::timeout(Duration::from_secs(2), s.message()).await,
+            None => continue,
+        };
+        match waited {
+            Err(_) => {}
+            Ok(Ok(Some(message))) => {
+                if let Some(update) = message.update {
+                    seen = seen.max(update.version);
+                }
+            }
+            // The stream ended (a server stopping, a broken connection): open it again.
+            Ok(Ok(None) | Err(_)) => {
+                stream = None;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
     }
 }
 
@@ -402,8 +501,9 @@ async fn play_seat(
 #[allow(clippy::too_many_arguments)]
 async fn follow_table(
     demo: &Demo,
-    accounts: &mut AccountsServiceClient<TracedChannel>,
-    tables: &mut TableServiceClient<TracedChannel>,
+    accounts: &AccountsServiceClient<TracedChannel>,
+    tables: &TableServiceClient<TracedChannel>,
+    outages: &Outages,
     guest: &str,
     mut guest_token: String,
     created: pb::Table,
@@ -449,6 +549,7 @@ async fn follow_table(
 
     // Follow the match: as a spectator (an operator's table) or from the guest's seat.
     let bar = spinner(demo.progress);
+    outages.set_bar(&bar);
     let deadline = tokio::time::Instant::now() + demo.timeout;
     let started = Instant::now();
     let names: Vec<String> = seats.iter().map(|s| s.short.clone()).collect();
@@ -467,22 +568,32 @@ async fn follow_table(
     // snapshot (with fast bots the match may be over before the stream opens).
     let mut after = 1i64;
     let mut reconnects = 0;
+    // Since when the stream has been opened again without anything coming on it.
+    let mut reopened: Option<Instant> = None;
     'watch: loop {
-        let opened = tables
-            .watch_table(authorized(
-                pb::WatchTableRequest {
-                    table: table.clone(),
-                    after_version: after,
-                },
-                &guest_token,
-            ))
+        // Opened again after a break from the last version received: nothing is missed, and
+        // nothing comes twice.
+        let opened = outages
+            .call("table", "WatchTable", || {
+                let mut api = tables.clone();
+                let request = authorized(
+                    pb::WatchTableRequest {
+                        table: table.clone(),
+                        after_version: after,
+                    },
+                    &guest_token,
+                );
+                async move { api.watch_table(request).await }
+            })
             .await;
         let mut stream = match opened {
             Ok(s) => s.into_inner(),
             Err(s) if s.code() == Code::Unauthenticated && reconnects < 5 => {
                 // The guest's access token expired during a long match: sign in again.
                 reconnects += 1;
-                guest_token = sign_in_guest(accounts, &demo.accounts_url).await?.1;
+                guest_token = sign_in_guest(accounts, &demo.accounts_url, outages)
+                    .await?
+                    .1;
                 continue;
             }
             Err(s) => return Err(refused("WatchTable", &demo.table_url, &s)),
@@ -498,19 +609,56 @@ async fn follow_table(
                     follow.hand,
                     follow.moves
                 ),
-                Ok(Ok(Some(message))) => message.update,
-                Ok(Ok(None)) | Ok(Err(_)) if reconnects < 5 => {
+                Ok(Ok(Some(message))) => {
+                    reopened = None;
+                    message.update
+                }
+                // The stream ended or broke (a server stopping ends it with UNAVAILABLE
+                // `server_stopping` after what it had): open it again from `after`.
+                Ok(Ok(None)) | Ok(Err(_))
+                    if reopened.is_some_and(|t| t.elapsed() >= GIVE_UP_AFTER) =>
+                {
+                    bail!(
+                        "the table service keeps ending the update stream of {table} (for {} s)",
+                        GIVE_UP_AFTER.as_secs()
+                    )
+                }
+                Ok(Ok(None)) => {
+                    reopened.get_or_insert_with(Instant::now);
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue 'watch;
+                }
+                Ok(Err(s)) if retryable(&s) => {
+                    reopened.get_or_insert_with(Instant::now);
+                    outages.failed("table", "WatchTable", s.message());
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue 'watch;
+                }
+                Ok(Err(_)) if reconnects < 5 => {
                     reconnects += 1;
                     tokio::time::sleep(Duration::from_millis(500)).await;
                     continue 'watch;
                 }
-                Ok(Ok(None)) => bail!("the table service closed the update stream of {table}"),
                 Ok(Err(s)) => return Err(refused("WatchTable", &demo.table_url, &s)),
             };
             let Some(update) = update else { continue };
             if let Some(pb::table_update::Kind::Event(pb::TableEvent { event: Some(event) })) =
                 update.kind
             {
+                if update.version <= after {
+                    // Already told (a server replaying more than asked for).
+                    continue;
+                }
+                if update.version > after + 1 {
+                    bar.suspend(|| {
+                        writeln!(
+                            out,
+                            "  (events v{} to v{} did not come on the stream)",
+                            after + 1,
+                            update.version - 1
+                        )
+                    })?;
+                }
                 after = update.version;
                 let ended = follow.event(event, &bar, out)?;
                 if let (Some((number, void)), true) = (ended, demo.export) {
@@ -519,10 +667,13 @@ async fn follow_table(
                     let token = if demo.matchmaking_url.is_some() {
                         guest_token.clone()
                     } else {
-                        operator_token(accounts, demo).await?
+                        operator_token(accounts, demo, outages).await?
                     };
                     let hand = u32::try_from(number).context("a hand number is positive")?;
-                    let fetched = crate::history::fetch(&demo.table_url, &token, &table, hand)
+                    let fetched = outages
+                        .call("table", "GetHandHistory", || {
+                            crate::history::fetch(&demo.table_url, &token, &table, hand)
+                        })
                         .await
                         .with_context(|| format!("cannot fetch hand {number} of {table}"))?;
                     let file = export(demo, &fetched, &table, number, void)?;
@@ -919,14 +1070,21 @@ fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write
 
 /// Signs the demo's guest in; returns its name and access token.
 async fn sign_in_guest(
-    accounts: &mut AccountsServiceClient<TracedChannel>,
+    accounts: &AccountsServiceClient<TracedChannel>,
     url: &str,
+    outages: &Outages,
 ) -> Result<(String, String, String)> {
-    let answer = accounts
-        .sign_in_as_guest(pb::SignInAsGuestRequest {
-            request_id: uuid::Uuid::new_v4().to_string(),
-            device_id: GUEST_DEVICE.to_owned(),
-            display_name: "Demo guest".to_owned(),
+    // A retry (same request id) signs the same guest in again.
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let answer = outages
+        .call("accounts", "SignInAsGuest", || {
+            let mut api = accounts.clone();
+            let request = pb::SignInAsGuestRequest {
+                request_id: request_id.clone(),
+                device_id: GUEST_DEVICE.to_owned(),
+                display_name: "Demo guest".to_owned(),
+            };
+            async move { api.sign_in_as_guest(request).await }
         })
         .await
         .map_err(|s| refused("SignInAsGuest", url, &s))?
@@ -938,13 +1096,17 @@ async fn sign_in_guest(
         .filter(|t| !t.is_empty())
         .ok_or_else(|| anyhow!("SignInAsGuest answered without an access token"))?;
     // The name the tables show for this guest (the one its token carries).
-    let display_name = accounts
-        .get_profile(authorized(
-            pb::GetProfileRequest {
-                name: "players/me".to_owned(),
-            },
-            &token,
-        ))
+    let display_name = outages
+        .call("accounts", "GetProfile", || {
+            let mut api = accounts.clone();
+            let request = authorized(
+                pb::GetProfileRequest {
+                    name: "players/me".to_owned(),
+                },
+                &token,
+            );
+            async move { api.get_profile(request).await }
+        })
         .await
         .map_err(|s| refused("GetProfile", url, &s))?
         .into_inner()
@@ -957,11 +1119,13 @@ async fn sign_in_guest(
 /// An admin token signed with the key in `demo.signing_key`, under the `kid` accounts publishes
 /// for it, with accounts' issuer and audience.
 async fn operator_token(
-    accounts: &mut AccountsServiceClient<TracedChannel>,
+    accounts: &AccountsServiceClient<TracedChannel>,
     demo: &Demo,
+    outages: &Outages,
 ) -> Result<String> {
     minted(
         accounts,
+        outages,
         &demo.accounts_url,
         &demo.signing_key,
         OPERATOR,
@@ -980,9 +1144,10 @@ pub async fn local_token(
     roles: &[&str],
     ttl: Duration,
 ) -> Result<String> {
-    let mut accounts = AccountsServiceClient::new(connect("accounts", accounts_url).await?);
+    let accounts = AccountsServiceClient::new(connect("accounts", accounts_url).await?);
     minted(
-        &mut accounts,
+        &accounts,
+        &Outages::default(),
         accounts_url,
         signing_key,
         subject,
@@ -993,15 +1158,19 @@ pub async fn local_token(
 }
 
 async fn minted(
-    accounts: &mut AccountsServiceClient<TracedChannel>,
+    accounts: &AccountsServiceClient<TracedChannel>,
+    outages: &Outages,
     accounts_url: &str,
     signing_key: &Path,
     subject: &str,
     roles: &[&str],
     ttl: Duration,
 ) -> Result<String> {
-    let published = accounts
-        .list_public_keys(pb::ListPublicKeysRequest {})
+    let published = outages
+        .call("accounts", "ListPublicKeys", || {
+            let mut api = accounts.clone();
+            async move { api.list_public_keys(pb::ListPublicKeysRequest {}).await }
+        })
         .await
         .map_err(|s| refused("ListPublicKeys", accounts_url, &s))?
         .into_inner();

@@ -8,5 +8,6 @@ pub mod demo;
 pub mod history;
 pub mod local;
 pub mod replay;
+pub mod retry;
 pub mod simulate;
 pub mod verify;
