@@ -265,12 +265,14 @@ def check_network_policies(objects, values):
             expect((peer in peers) == services[name]["public"],
                    f"{name}: the apps' ingress must be let in exactly when the service is public")
         egress_ports = {p["port"] for rule in spec["egress"] for p in rule["ports"]}
-        for dep in ("dns", "postgres", "nats") + (("redis",) if services[name]["redis"] else ()):
+        uses = [dep for dep in ("nats", "redis") if services[name][dep]]
+        for dep in ["dns", "postgres"] + uses:
             for port in values["networkPolicy"]["egress"][dep]["ports"]:
                 expect(port["port"] in egress_ports, f"{name}: no egress to {dep} port {port['port']}")
-        if not services[name]["redis"]:
-            redis_ports = {p["port"] for p in values["networkPolicy"]["egress"]["redis"]["ports"]}
-            expect(not (redis_ports & egress_ports), f"{name} does not use Redis but may reach it")
+        for dep in ("nats", "redis"):
+            if not services[name][dep]:
+                ports = {p["port"] for p in values["networkPolicy"]["egress"][dep]["ports"]}
+                expect(not (ports & egress_ports), f"{name} does not use {dep} but may reach it")
         for callee in services[name]["calls"]:
             expect(any(selects(peer.get("podSelector"), {"app.kubernetes.io/name": "okey",
                                                          "app.kubernetes.io/instance": RELEASE,

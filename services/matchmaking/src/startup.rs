@@ -30,10 +30,11 @@ use crate::tables::Tables;
 /// The service's own schema, `migrations/matchmaking`, applied at every start.
 static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/matchmaking");
 
-/// What the service needs to be ready.
+/// What the service needs to be ready. Not NATS: replicas hear of each other's changes through
+/// PostgreSQL (`notices`), so a NATS outage leaves matchmaking SERVING.
 const NEEDS: Needs = Needs {
     postgres: Some(&MIGRATOR),
-    nats: true,
+    nats: false,
     nats_no_echo: false,
     redis: true,
 };

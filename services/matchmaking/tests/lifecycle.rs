@@ -1,5 +1,5 @@
-//! The matchmaking service against real PostgreSQL, NATS and Redis: it reports SERVING once its
-//! dependencies answer, answers its API with the documented errors (a request too large, a NUL in
+//! The matchmaking service against real PostgreSQL and Redis: it reports SERVING once its
+//! dependencies answer (NATS is not one of them), answers its API with the documented errors (a request too large, a NUL in
 //! a string, an unknown bot level: refused before anything else), refuses a bad setting by name,
 //! and on SIGTERM turns NOT_SERVING, drains and exits 0 within its grace period
 //! (and at once, with 0, while it still waits for its dependencies).
@@ -27,7 +27,17 @@ async fn serve(
     tonic::transport::Channel,
     impl std::future::Future<Output = ()>,
 ) {
-    let app = matchmaking::startup::Application::build(&infra.settings_for(SERVICE))
+    serve_with(infra.settings_for(SERVICE)).await
+}
+
+/// [`serve`] with these settings.
+async fn serve_with(
+    settings: okey_platform::Settings,
+) -> (
+    tonic::transport::Channel,
+    impl std::future::Future<Output = ()>,
+) {
+    let app = matchmaking::startup::Application::build(&settings)
         .await
         .expect("the service starts");
     let port = app.local_addr().port();
@@ -262,4 +272,17 @@ fn a_bad_setting_stops_start_up_with_a_message_naming_it() {
 #[test]
 fn sigterm_while_waiting_for_dependencies_exits_zero() {
     testing::sigterm_while_starting_exits_zero(BINARY, SERVICE);
+}
+
+/// Matchmaking does not use NATS (its replicas hear of each other through PostgreSQL): with no
+/// NATS at all it starts and reports SERVING.
+#[tokio::test]
+async fn serves_without_nats() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let mut settings = infra.settings_for(SERVICE);
+    settings.nats.url = format!("nats://127.0.0.1:{}", testing::free_port());
+    let (_channel, stop) = serve_with(settings).await;
+    stop.await;
 }
