@@ -18,7 +18,9 @@
 //! rollback undoes an opening made that turn and voids penalties; a cancelled hand counts for
 //! nothing) and folded into `statistics` when the hand ends. Each event is handled in one
 //! transaction with its id recorded in `consumed_events`, then acknowledged; a durable consumer
-//! with one message in flight keeps table order across restarts.
+//! with one message in flight, and each table's events counted in version order ([`apply`]: an
+//! event ahead of the next version waits in `early_table_events`), keep table order across
+//! restarts and republishes.
 
 use std::time::Duration;
 
@@ -308,13 +310,30 @@ fn hand_increments(tally: &HandTally, end: &HandEnd) -> Vec<(Uuid, i64, i64, i64
         .collect()
 }
 
-/// Counts one event, once: returns false when its id was already counted.
+/// What became of one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handled {
+    /// Counted now (with any kept early events that came next).
+    Counted,
+    /// Its event id, or its table version, was counted already: nothing changed.
+    Duplicate,
+    /// A later version of its table than the next one: kept until the versions before it are
+    /// counted (a connection lost in the middle of a publish can deliver a table's events out of
+    /// order; docs/design/table-service.md, "Outbox").
+    Early,
+}
+
+/// Counts one message of `table` once and in its table's version order: `payload` is the
+/// published envelope (read with [`TableEvent::parse`]; one this consumer does not count still
+/// takes its version), `version` the message's `Okey-Version` header. A message without one (an
+/// older publisher's) is counted as it comes.
 pub async fn apply(
     pool: &PgPool,
     event_id: &str,
     table: &str,
-    event: &TableEvent,
-) -> Result<bool, StatisticsError> {
+    version: Option<u64>,
+    payload: &[u8],
+) -> Result<Handled, StatisticsError> {
     let mut tx = pool.begin().await?;
     let fresh =
         sqlx::query("INSERT INTO consumed_events (event_id) VALUES ($1) ON CONFLICT DO NOTHING")
@@ -325,15 +344,83 @@ pub async fn apply(
             == 1;
     if !fresh {
         tx.rollback().await?;
-        return Ok(false);
+        return Ok(Handled::Duplicate);
     }
-    let stored: Option<sqlx::types::Json<HandTally>> =
-        sqlx::query_scalar("SELECT tally FROM hand_tallies WHERE table_id = $1 FOR UPDATE")
+    let stored: Option<(sqlx::types::Json<HandTally>, Option<i64>)> =
+        sqlx::query_as("SELECT tally, version FROM hand_tallies WHERE table_id = $1 FOR UPDATE")
             .bind(table)
             .fetch_optional(&mut *tx)
             .await?;
-    let mut tally = stored.map(|t| t.0).unwrap_or_default();
-    let increments = fold(&mut tally, event);
+    // The last version counted: none for a table not seen yet (its first event is version 1),
+    // unknown for one counted before versions were kept (what comes next is taken as next).
+    let (mut tally, counted) = match stored {
+        Some((tally, counted)) => (tally.0, counted.map(|v| v as u64)),
+        None => (HandTally::default(), Some(0)),
+    };
+    let mut at = counted;
+    if let (Some(version), Some(counted)) = (version, counted) {
+        if version <= counted {
+            tx.rollback().await?;
+            return Ok(Handled::Duplicate);
+        }
+        if version > counted + 1 {
+            sqlx::query(
+                "INSERT INTO early_table_events (table_id, version, payload) VALUES ($1, $2, $3)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(table)
+            .bind(version as i64)
+            .bind(payload)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            return Ok(Handled::Early);
+        }
+    }
+    count(&mut tx, &mut tally, payload).await?;
+    if let Some(version) = version {
+        at = Some(version);
+        // The kept events that are next now, in order.
+        loop {
+            let next = at.map_or(0, |v| v + 1);
+            let kept: Option<Vec<u8>> = sqlx::query_scalar(
+                "DELETE FROM early_table_events WHERE table_id = $1 AND version = $2
+                 RETURNING payload",
+            )
+            .bind(table)
+            .bind(next as i64)
+            .fetch_optional(&mut *tx)
+            .await?;
+            let Some(kept) = kept else { break };
+            count(&mut tx, &mut tally, &kept).await?;
+            at = Some(next);
+        }
+    }
+    sqlx::query(
+        "INSERT INTO hand_tallies (table_id, tally, version) VALUES ($1, $2, $3)
+         ON CONFLICT (table_id) DO UPDATE SET tally = EXCLUDED.tally,
+             version = COALESCE(EXCLUDED.version, hand_tallies.version), updated_at = now()",
+    )
+    .bind(table)
+    .bind(sqlx::types::Json(&tally))
+    .bind(at.map(|v| v as i64))
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Handled::Counted)
+}
+
+/// Folds one published envelope into `tally` and adds what it changes to the players'
+/// statistics (nothing for a message this consumer does not count).
+async fn count(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    tally: &mut HandTally,
+    payload: &[u8],
+) -> Result<(), StatisticsError> {
+    let Some(event) = TableEvent::parse(payload) else {
+        return Ok(());
+    };
+    let increments = fold(tally, &event);
     for (player, played, won, score, opened, pairs) in increments.hands {
         sqlx::query(
             "UPDATE statistics SET hands_played = hands_played + $2, hands_won = hands_won + $3,
@@ -346,7 +433,7 @@ pub async fn apply(
         .bind(score)
         .bind(opened)
         .bind(pairs)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
     for (player, played, won) in increments.matches {
@@ -357,19 +444,10 @@ pub async fn apply(
         .bind(player)
         .bind(played)
         .bind(won)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
-    sqlx::query(
-        "INSERT INTO hand_tallies (table_id, tally) VALUES ($1, $2)
-         ON CONFLICT (table_id) DO UPDATE SET tally = EXCLUDED.tally, updated_at = now()",
-    )
-    .bind(table)
-    .bind(sqlx::types::Json(&tally))
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(true)
+    Ok(())
 }
 
 fn js_err(e: impl std::fmt::Display) -> StatisticsError {
@@ -431,11 +509,21 @@ async fn consume(
             lag.observe(info.pending, since_commit(published.as_ref()));
         }
         // The envelope's event id is the key: a copy republished under another `Nats-Msg-Id`
-        // (past JetStream's duplicate window, or by hand) is still the same event.
+        // (past JetStream's duplicate window, or by hand) is still the same event. One this
+        // build cannot read still takes its table version, by the id it was published under.
+        let header = |name: &str| {
+            message
+                .headers
+                .as_ref()
+                .and_then(|h| h.get(name))
+                .map(|v| v.as_str().to_owned())
+        };
         let event_id = published
             .as_ref()
             .map(|p| p.event_id.clone())
-            .filter(|id| !id.is_empty());
+            .filter(|id| !id.is_empty())
+            .or_else(|| header("Nats-Msg-Id"));
+        let version = header("Okey-Version").and_then(|v| v.parse::<u64>().ok());
         let table = message
             .subject
             .as_str()
@@ -443,13 +531,13 @@ async fn consume(
             .nth(1)
             .unwrap_or_default()
             .to_owned();
-        match (event_id, published.and_then(TableEvent::from_published)) {
-            (Some(event_id), Some(event)) => match apply(pool, &event_id, &table, &event)
+        match event_id {
+            Some(event_id) => match apply(pool, &event_id, &table, version, &message.payload)
                 .instrument(span.clone())
                 .await
             {
-                Ok(counted) => {
-                    tracing::debug!(%event_id, %table, counted, "table event handled");
+                Ok(handled) => {
+                    tracing::debug!(%event_id, %table, ?version, ?handled, "table event handled");
                 }
                 Err(error) => {
                     telemetry::record_error(&span, "database", &error);
@@ -460,8 +548,7 @@ async fn consume(
                     continue;
                 }
             },
-            (None, Some(_)) => tracing::warn!(%table, "table event without an event id skipped"),
-            _ => {}
+            None => tracing::warn!(%table, "table event without an event id skipped"),
         }
         message.ack().await.map_err(js_err)?;
     }

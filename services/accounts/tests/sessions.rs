@@ -686,6 +686,55 @@ async fn a_sign_out_everywhere_racing_refreshes_leaves_no_session_alive() {
     app.stop().await;
 }
 
+/// A two-player match of one hand at table `t1` as the table service publishes it (the public
+/// envelopes, in table order, `e3` sent twice), and the `hand_ended` envelope alone: `a` opens
+/// with pairs and goes out, `b` is charged a penalty.
+fn one_hand_match(a_name: &str, b_name: &str) -> (Vec<(&'static str, String)>, String) {
+    let envelope = |event: String| {
+        format!(
+            r#"{{"table":"tables/t1","version":1,"event_id":"e","time":"2026-01-01T00:00:00Z","event":{{"shown":"public","event":{event}}}}}"#
+        )
+    };
+    let played = |engine: &str| {
+        envelope(format!(
+            r#"{{"type":"played","hand_number":1,"event":{engine}}}"#
+        ))
+    };
+    let hand_ended = envelope(
+        r#"{"type":"hand_ended","hand_number":1,"end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]},"result":{"outcome":"finished","winner":0,"penalties":[0,101,0,0],"scores":[-404,150,80,30]},"totals":[-404,251,80,30],"seed":"00","racks":[[],[],[],[]]}"#.to_string(),
+    );
+    let events = vec![
+        (
+            "e0",
+            envelope(format!(
+                r#"{{"type":"table_created","rules":{},"seats":["{a_name}","{b_name}",null,null]}}"#,
+                serde_json::to_string(&okey_rules::Preset::Classic.rules()).unwrap()
+            )),
+        ),
+        (
+            "e1",
+            played(r#"{"type":"hand_opened","seat":0,"kind":"pairs","amount":5,"melds":[]}"#),
+        ),
+        (
+            "e2",
+            played(
+                r#"{"type":"penalty_charged","id":0,"seat":1,"points":101,"reason":"discard_okey"}"#,
+            ),
+        ),
+        ("e3", hand_ended.clone()),
+        ("e3", hand_ended.clone()),
+        (
+            "e4",
+            envelope(r#"{"type":"seat_joined","seat":2}"#.to_string()),
+        ),
+        (
+            "e5",
+            envelope(r#"{"type":"match_ended","totals":[0,0,0,0],"winners":[0,2]}"#.to_string()),
+        ),
+    ];
+    (events, hand_ended)
+}
+
 #[tokio::test]
 async fn statistics_follow_table_events_once() {
     let Some(infra) = TestInfra::from_env() else {
@@ -716,48 +765,7 @@ async fn statistics_follow_table_events_once() {
     })
     .await
     .unwrap();
-    let envelope = |event: String| {
-        format!(
-            r#"{{"table":"tables/t1","version":1,"event_id":"e","time":"2026-01-01T00:00:00Z","event":{{"shown":"public","event":{event}}}}}"#
-        )
-    };
-    let played = |engine: &str| {
-        envelope(format!(
-            r#"{{"type":"played","hand_number":1,"event":{engine}}}"#
-        ))
-    };
-    let hand_ended = envelope(
-        r#"{"type":"hand_ended","hand_number":1,"end":{"outcome":"finished","winner":0,"multiplier":2,"scores":[-404,150,80,30]},"result":{"outcome":"finished","winner":0,"penalties":[0,101,0,0],"scores":[-404,150,80,30]},"totals":[-404,251,80,30],"seed":"00","racks":[[],[],[],[]]}"#.to_string(),
-    );
-    let events = [
-        (
-            "e0",
-            envelope(format!(
-                r#"{{"type":"table_created","rules":{},"seats":["{a_name}","{b_name}",null,null]}}"#,
-                serde_json::to_string(&okey_rules::Preset::Classic.rules()).unwrap()
-            )),
-        ),
-        (
-            "e1",
-            played(r#"{"type":"hand_opened","seat":0,"kind":"pairs","amount":5,"melds":[]}"#),
-        ),
-        (
-            "e2",
-            played(
-                r#"{"type":"penalty_charged","id":0,"seat":1,"points":101,"reason":"discard_okey"}"#,
-            ),
-        ),
-        ("e3", hand_ended.clone()),
-        ("e3", hand_ended.clone()),
-        (
-            "e4",
-            envelope(r#"{"type":"seat_joined","seat":2}"#.to_string()),
-        ),
-        (
-            "e5",
-            envelope(r#"{"type":"match_ended","totals":[0,0,0,0],"winners":[0,2]}"#.to_string()),
-        ),
-    ];
+    let (events, hand_ended) = one_hand_match(&a_name, &b_name);
     let run = uuid::Uuid::new_v4();
     for (copy, (id, payload)) in events.iter().enumerate() {
         // The envelope names the event; every copy comes with a header of its own, so JetStream
@@ -827,11 +835,20 @@ async fn statistics_follow_table_events_once() {
 
     // The consumer itself ignores an event id it has counted, whatever JetStream does.
     let pool = app.pool().await;
-    let ended = accounts::statistics::TableEvent::parse(hand_ended.as_bytes()).unwrap();
-    let again = accounts::statistics::apply(&pool, &format!("{run}-e3"), "t1", &ended)
-        .await
-        .unwrap();
-    assert!(!again, "an event id already counted is not counted again");
+    let again = accounts::statistics::apply(
+        &pool,
+        &format!("{run}-e3"),
+        "t1",
+        None,
+        hand_ended.as_bytes(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        again,
+        accounts::statistics::Handled::Duplicate,
+        "an event id already counted is not counted again"
+    );
     app.stop().await;
 }
 
@@ -1138,4 +1155,89 @@ async fn a_consumer_s_lag_counts_what_waits_even_when_nothing_is_delivered() {
     }
     watch.abort();
     js.delete_stream(&name).await.unwrap();
+}
+
+#[tokio::test]
+async fn statistics_count_a_tables_events_in_version_order_whatever_order_they_come_in() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let mut client = app.client().await;
+    let a = guest(&mut client).await;
+    let b = guest(&mut client).await;
+    let (a_name, b_name) = (a.account.unwrap().name, b.account.unwrap().name);
+    let (events, _) = one_hand_match(&a_name, &b_name);
+    // Versions 1..=6 (e3's second copy is the same version 4).
+    let versions = [1, 2, 3, 4, 4, 5, 6];
+    let pool = app.pool().await;
+    let table = format!("t-{}", uuid::Uuid::new_v4());
+    let run = uuid::Uuid::new_v4();
+    let apply = |i: usize, id_suffix: &str| {
+        let pool = pool.clone();
+        let table = table.clone();
+        let (id, payload) = events[i].clone();
+        let version = versions[i];
+        let id = format!("{run}-{id}{id_suffix}");
+        async move {
+            accounts::statistics::apply(&pool, &id, &table, Some(version), payload.as_bytes())
+                .await
+                .unwrap()
+        }
+    };
+    use accounts::statistics::Handled::{Counted, Duplicate, Early};
+    // The hand's end and the penalty before it come before the opening; the match's end before
+    // the seat event: each waits for the versions ahead of it.
+    assert_eq!(apply(0, "").await, Counted, "version 1");
+    assert_eq!(apply(3, "").await, Early, "version 4");
+    assert_eq!(apply(2, "").await, Early, "version 3");
+    assert_eq!(apply(6, "").await, Early, "version 6");
+    assert_eq!(apply(1, "").await, Counted, "version 2, then 3 and 4 kept");
+    assert_eq!(
+        apply(4, "-again").await,
+        Duplicate,
+        "version 4 again, another id"
+    );
+    assert_eq!(apply(5, "").await, Counted, "version 5, then 6 kept");
+    assert_eq!(apply(6, "").await, Duplicate, "its id was seen");
+    let left: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM early_table_events WHERE table_id = $1")
+            .bind(&table)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(left, 0, "every kept event was counted");
+
+    // The same statistics as in table order (`statistics_follow_table_events_once`).
+    let stats = |name: &str| pb::GetStatisticsRequest {
+        name: format!("{name}/statistics"),
+    };
+    let token = a.session.unwrap().access_token;
+    let sa = client
+        .get_statistics(bearer(stats(&a_name), &token))
+        .await
+        .unwrap()
+        .into_inner()
+        .statistics
+        .unwrap();
+    let sb = client
+        .get_statistics(bearer(stats(&b_name), &token))
+        .await
+        .unwrap()
+        .into_inner()
+        .statistics
+        .unwrap();
+    assert_eq!(
+        (
+            sa.hands_played,
+            sa.hands_won,
+            sa.hands_opened,
+            sa.pair_openings
+        ),
+        (1, 1, 1, 1)
+    );
+    assert_eq!((sa.matches_played, sa.matches_won), (1, 1));
+    assert_eq!(sb.mean_hand_score, 251.0, "the penalty counted in its hand");
+    assert_eq!((sb.matches_played, sb.matches_won), (1, 0));
+    app.stop().await;
 }
