@@ -192,14 +192,17 @@ impl Table {
         seats: [Option<String>; 4],
         seed: &Seed,
     ) -> Result<Decision, String> {
-        Table::create_with(rules, seats, Admission::default(), seed)
+        Table::create_with(rules, seats, Default::default(), Admission::default(), seed)
     }
 
-    /// [`Table::create`] with where the table came from and whom it admits; every seated player
+    /// [`Table::create`] with the display names of the players seated (each named by a
+    /// `SeatTaken` right after `TableCreated`, as their first JoinSeat would; a seat without a
+    /// name waits for it), and where the table came from and whom it admits; every seated player
     /// must be one of `admission.members` when they are listed.
     pub fn create_with(
         rules: RuleSet,
         seats: [Option<String>; 4],
+        names: [Option<String>; 4],
         admission: Admission,
         seed: &Seed,
     ) -> Result<Decision, String> {
@@ -217,6 +220,17 @@ impl Table {
         if seen.len() != seats.iter().flatten().count() {
             return Err("seats: a player sits at most once".into());
         }
+        let named: Vec<TableEvent> = (0..4u8)
+            .filter_map(|seat| {
+                let player = seats[seat as usize].clone()?;
+                let name = names[seat as usize].clone()?;
+                (Level::of_occupant(&player).is_none()).then_some(TableEvent::SeatTaken {
+                    seat,
+                    player,
+                    name: Some(name),
+                })
+            })
+            .collect();
         // The first hand's server seed, committed before any client seed for it can be sent.
         let first = seeding::server_seed(seed, 1);
         let created = TableEvent::TableCreated {
@@ -227,7 +241,7 @@ impl Table {
         };
         let table = Table::replay([&created], BTreeMap::from([(1, first)]));
         let mut decision = Decision {
-            events: vec![created],
+            events: std::iter::once(created).chain(named).collect(),
             seeds: vec![(1, first)],
         };
         if table.seats.iter().all(Option::is_some) {

@@ -146,7 +146,10 @@ async fn create_tables(tables: &Tables, rules: &RuleSet, n: usize, label: &'stat
             claim_id: Uuid::new_v4(),
             origin: ClaimOrigin::QuickPlay,
             rules: rules.clone(),
-            seats: std::array::from_fn(|_| Occupant::Player(format!("players/{}", Uuid::new_v4()))),
+            seats: std::array::from_fn(|_| Occupant::Player {
+                name: format!("players/{}", Uuid::new_v4()),
+                display_name: String::new(),
+            }),
             room_id: None,
             members: Vec::new(),
             spectators_allowed: true,
@@ -220,6 +223,7 @@ async fn write_queue(store: &Store, rules: &RuleSet, n: usize) {
                         now,
                         expires_at: now + Duration::from_secs(3600),
                         trace: Default::default(),
+                        display_name: String::new(),
                     })
                     .await
                     .expect("a ticket opens");

@@ -110,8 +110,11 @@ pub fn rules_key(rules: &RuleSet) -> String {
 /// Who sits in a seat of a table being made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Occupant {
-    /// `players/{id}`.
-    Player(String),
+    /// `players/{id}`, and the display name their access token carried (empty: not known).
+    Player {
+        name: String,
+        display_name: String,
+    },
     Bot(BotLevel),
 }
 

@@ -246,6 +246,7 @@ impl MatchmakingService for MatchmakingApi {
         request: Request<pb::FindTableRequest>,
     ) -> Result<Response<pb::FindTableResponse>, Status> {
         let player = caller(&request)?;
+        let name = caller_name(&request);
         let r = request.into_inner();
         let id = request_id(&r.request_id)?;
         texts(&[("rules.preset", preset_text(r.rules.as_ref()))])?;
@@ -253,7 +254,7 @@ impl MatchmakingService for MatchmakingApi {
         let bot_level = bot_level_from_proto(r.bot_level, "bot_level")?;
         let ticket = self
             .service
-            .find_table(player, id, rules, r.allow_bots, bot_level)
+            .find_table(player, &name, id, rules, r.allow_bots, bot_level)
             .await
             .map_err(status_of)?;
         Ok(Response::new(pb::FindTableResponse {

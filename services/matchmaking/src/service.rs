@@ -93,10 +93,12 @@ impl Matchmaking {
     // ----- Tickets ---------------------------------------------------------------------------
 
     /// Opens a ticket (or returns the caller's open one with the same rules) at the player's
-    /// rating (asked of scoring) and wakes the matcher.
+    /// rating (asked of scoring) and wakes the matcher; `display_name` (their token's) names
+    /// their seat at the table.
     pub async fn find_table(
         &self,
         player: Uuid,
+        display_name: &str,
         request_id: &str,
         rules: RuleSet,
         allow_bots: bool,
@@ -121,6 +123,7 @@ impl Matchmaking {
                 now,
                 expires_at: now + wait,
                 trace: okey_platform::telemetry::current_context_as_map(),
+                display_name: display_name.to_owned(),
             })
             .await?;
         self.wake.ticket_opened(&ticket.rules_key);
@@ -429,7 +432,10 @@ impl Matchmaking {
                     return Err(MatchmakingError::RoomNotFull);
                 }
                 let seats: [Occupant; 4] = std::array::from_fn(|i| match room.members[i] {
-                    Some(p) => Occupant::Player(format!("players/{p}")),
+                    Some(p) => Occupant::Player {
+                        name: format!("players/{p}"),
+                        display_name: room.names.get(&p).cloned().unwrap_or_default(),
+                    },
                     None => Occupant::Bot(room.bot_level),
                 });
                 Ok(RoomChange::Start {

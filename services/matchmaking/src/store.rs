@@ -24,7 +24,7 @@
 //! **Reading rows.** A ticket, a claim and a room are each read by one SELECT ([`Stored`]) and
 //! turned into their value in one place, whatever selects them ([`Select`]).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::marker::PhantomData;
 
 use chrono::{DateTime, Utc};
@@ -116,6 +116,8 @@ pub struct NewTicket {
     pub expires_at: DateTime<Utc>,
     /// The opening call's trace context (`okey_platform::telemetry::current_context_as_map`).
     pub trace: BTreeMap<String, String>,
+    /// The display name the player's access token carried (empty: none).
+    pub display_name: String,
 }
 
 /// A value kept in a row, read the same way wherever it is read.
@@ -293,14 +295,24 @@ impl Stored for StoredRoom {
 
 fn occupant_json(o: &Occupant) -> Value {
     match o {
-        Occupant::Player(p) => json!({ "player": p }),
+        Occupant::Player { name, display_name } => {
+            json!({ "player": name, "display_name": display_name })
+        }
         Occupant::Bot(level) => json!({ "bot": level.as_str() }),
     }
 }
 
 fn occupant_of(v: &Value) -> Occupant {
     match v.get("player").and_then(Value::as_str) {
-        Some(p) => Occupant::Player(p.to_owned()),
+        Some(p) => Occupant::Player {
+            name: p.to_owned(),
+            // Claims recorded before names were kept have none.
+            display_name: v
+                .get("display_name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        },
         None => Occupant::Bot(BotLevel::parse(
             v.get("bot").and_then(Value::as_str).unwrap_or(""),
         )),
@@ -334,9 +346,9 @@ impl Store {
             let inserted: Option<Uuid> = sqlx::query_scalar(
                 "INSERT INTO tickets (ticket_id, player_id, rules, rules_key, allow_bots, \
                      bot_level, state, created_at, expires_at, fill_at, request_id, updated_at, \
-                     rating, trace) \
+                     rating, trace, display_name) \
                  VALUES ($1, $2, $3, $4, $5, $6, 'searching', $7, $8, \
-                     CASE WHEN $5 THEN $8 END, $9, $7, $10, $11) \
+                     CASE WHEN $5 THEN $8 END, $9, $7, $10, $11, $12) \
                  ON CONFLICT DO NOTHING RETURNING ticket_id",
             )
             .bind(Uuid::new_v4())
@@ -350,6 +362,7 @@ impl Store {
             .bind(&new.request_id)
             .bind(new.rating)
             .bind(Json(&new.trace))
+            .bind(&new.display_name)
             .fetch_optional(&self.pool)
             .await?;
             if let Some(id) = inserted {
@@ -1125,6 +1138,15 @@ async fn claim_tickets(
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
 ) -> Result<Vec<Claim>, MatchmakingError> {
+    // The names the players' tokens carried when they opened their tickets.
+    let picked_tickets: Vec<Uuid> = picked.iter().flatten().map(|(ticket, _)| *ticket).collect();
+    let names: HashMap<Uuid, String> =
+        sqlx::query_as("SELECT ticket_id, display_name FROM tickets WHERE ticket_id = ANY($1)")
+            .bind(&picked_tickets)
+            .fetch_all(&mut **tx)
+            .await?
+            .into_iter()
+            .collect();
     let mut claims: Vec<Claim> = picked
         .iter()
         .map(|group| Claim {
@@ -1132,7 +1154,10 @@ async fn claim_tickets(
             origin: ClaimOrigin::QuickPlay,
             rules: rules.clone(),
             seats: std::array::from_fn(|i| match group.get(i) {
-                Some((_, player)) => Occupant::Player(format!("players/{player}")),
+                Some((ticket, player)) => Occupant::Player {
+                    name: format!("players/{player}"),
+                    display_name: names.get(ticket).cloned().unwrap_or_default(),
+                },
                 None => Occupant::Bot(level),
             }),
             room_id: None,

@@ -76,14 +76,19 @@ impl Tables {
                 .seats
                 .iter()
                 .enumerate()
-                .map(|(seat, o)| pb::SeatAssignment {
-                    seat: seat as i32,
-                    occupant: Some(match o {
-                        Occupant::Player(p) => pb::seat_assignment::Occupant::Player(p.clone()),
-                        Occupant::Bot(level) => {
-                            pb::seat_assignment::Occupant::Bot(bot_level_to_proto(*level) as i32)
-                        }
-                    }),
+                .map(|(seat, o)| match o {
+                    Occupant::Player { name, display_name } => pb::SeatAssignment {
+                        seat: seat as i32,
+                        occupant: Some(pb::seat_assignment::Occupant::Player(name.clone())),
+                        display_name: display_name.clone(),
+                    },
+                    Occupant::Bot(level) => pb::SeatAssignment {
+                        seat: seat as i32,
+                        occupant: Some(pb::seat_assignment::Occupant::Bot(
+                            bot_level_to_proto(*level) as i32,
+                        )),
+                        display_name: String::new(),
+                    },
                 })
                 .collect(),
             empty_seat_bots: None,

@@ -134,9 +134,13 @@ async fn check_exactly_once(backends: &Backends, pool: &PgPool, guests: &[Guest]
             .table
             .unwrap();
         for (player, seat, _) in seated {
+            let at_table = got.seats[*seat as usize].player.as_ref().unwrap();
+            assert_eq!(&at_table.player, player, "{table} seat {seat}");
+            // Named from the start, by the name the player's token carried at FindTable.
+            let guest = guests.iter().find(|g| &g.player == player).unwrap();
+            assert!(!guest.display_name.is_empty());
             assert_eq!(
-                &got.seats[*seat as usize].player.as_ref().unwrap().player,
-                player,
+                at_table.display_name, guest.display_name,
                 "{table} seat {seat}"
             );
         }
@@ -321,6 +325,7 @@ async fn a_claim_leaves_out_a_group_whose_ticket_another_replica_holds() {
                 } else {
                     Default::default()
                 },
+                display_name: format!("Player {i}"),
             })
             .await
             .expect("a ticket opens");
@@ -348,7 +353,7 @@ async fn a_claim_leaves_out_a_group_whose_ticket_another_replica_holds() {
             .iter()
             .flat_map(|c| c.seats.iter())
             .filter_map(|s| match s {
-                Occupant::Player(p) => Some(p.clone()),
+                Occupant::Player { name, .. } => Some(name.clone()),
                 Occupant::Bot(_) => None,
             })
             .collect()

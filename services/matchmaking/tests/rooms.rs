@@ -726,6 +726,12 @@ async fn a_started_rooms_bots_are_shown_as_its_table_shows_them_at_every_level()
             .unwrap();
         // The table's own word: each bot seat's name (`bots/{level}-{seat}`) and display name.
         let table = w.table(host, &started.table).await.unwrap();
+        // The host is named at the table from the start, as in the room.
+        let (host_at_table, host_in_room) =
+            (table.seats[0].player.clone().unwrap(), &started.members[0]);
+        assert_eq!(host_at_table.player, host_in_room.player);
+        assert!(!host_in_room.display_name.is_empty());
+        assert_eq!(host_at_table.display_name, host_in_room.display_name);
         for seat in 1..4 {
             let at_table = table.seats[seat].player.clone().expect("a bot sits there");
             assert!(

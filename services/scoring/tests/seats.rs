@@ -43,12 +43,14 @@ async fn a_matchs_bot_seats_are_named_and_shown_as_the_table_shows_them() {
                     occupant: Some(pb::seat_assignment::Occupant::Player(format!(
                         "players/{person}"
                     ))),
+                    ..Default::default()
                 },
                 pb::SeatAssignment {
                     seat: 1,
                     occupant: Some(pb::seat_assignment::Occupant::Bot(
                         pb::BotLevel::Easy as i32,
                     )),
+                    ..Default::default()
                 },
             ],
             empty_seat_bots: Some(pb::BotLevel::Unspecified as i32),

@@ -40,6 +40,7 @@ fn simulated(players: &[String; 4], levels: [Level; 4], partners: bool, m: u64) 
     let created = Table::create_with(
         rules,
         players.clone().map(Some),
+        Default::default(),
         Admission {
             origin: Origin::QuickPlay,
             ..Admission::default()

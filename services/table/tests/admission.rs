@@ -51,6 +51,7 @@ async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
     let sit = |seat: i32, player: String| pb::SeatAssignment {
         seat,
         occupant: Some(pb::seat_assignment::Occupant::Player(player)),
+        ..Default::default()
     };
 
     // A matchmaker may not make an operator's table, nor leave the origin out.
@@ -348,4 +349,91 @@ async fn a_service_token_creates_tables_but_never_sits_plays_chats_or_watches() 
         .collect();
     assert_eq!(seated, vec![player.player()], "only the player sits");
     app.stop().await;
+}
+
+/// The creator may name the players it seats (quick play and rooms pass the names their tokens
+/// carried): the seats show the names from the start, before anyone has moved; a name that does
+/// not fit is refused.
+#[tokio::test]
+async fn players_seated_with_their_names_are_named_from_the_start() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let mut matchmaker = Client::new(
+        channel.clone(),
+        &app.settings,
+        "matchmaking",
+        &["matchmaker"],
+    );
+    let (ayse, mehmet) = (uuid(), uuid());
+    let sit = |seat: i32, player: &str, name: &str| pb::SeatAssignment {
+        seat,
+        occupant: Some(pb::seat_assignment::Occupant::Player(format!(
+            "players/{player}"
+        ))),
+        display_name: name.to_owned(),
+    };
+    let create = |seats: Vec<pb::SeatAssignment>| pb::CreateTableRequest {
+        request_id: uuid(),
+        rules: Some(rules(1)),
+        seats,
+        empty_seat_bots: Some(pb::BotLevel::Easy as i32),
+        origin: pb::TableOrigin::QuickPlay as i32,
+        ..Default::default()
+    };
+
+    for bad in [
+        "x".repeat(25),
+        "Ay\u{1b}şe".to_owned(),
+        "\u{202E}esyA".to_owned(),
+    ] {
+        let err = matchmaker
+            .api
+            .create_table(matchmaker.req(create(vec![sit(0, &ayse, &bad)])))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::InvalidArgument, "{bad:?}");
+        assert_eq!(reason(&err), "invalid_display_name");
+    }
+
+    let table = matchmaker
+        .api
+        .create_table(matchmaker.req(create(vec![sit(0, &ayse, " Ayşe "), sit(1, &mehmet, "")])))
+        .await
+        .expect("created")
+        .into_inner()
+        .table
+        .unwrap();
+    let mut player = Client::new(channel.clone(), &app.settings, &ayse, &["player"]);
+    let seen = player
+        .api
+        .get_table(player.req(pb::GetTableRequest {
+            name: table.name.clone(),
+        }))
+        .await
+        .expect("a seated player reads the table")
+        .into_inner()
+        .table
+        .unwrap();
+    let names: Vec<String> = seen
+        .seats
+        .iter()
+        .map(|s| {
+            s.player
+                .as_ref()
+                .map(|p| p.display_name.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(names[0], "Ayşe", "named at creation, before any move");
+    assert_eq!(
+        names[1], "",
+        "no name given: nameless until the player acts"
+    );
+    assert!(
+        !names[2].is_empty() && !names[3].is_empty(),
+        "bots have names: {names:?}"
+    );
 }

@@ -296,6 +296,7 @@ async fn a_nul_in_any_string_field_of_any_call_is_invalid_text_and_changes_nothi
     let player = |name: &str| pb::SeatAssignment {
         seat: 1,
         occupant: Some(pb::seat_assignment::Occupant::Player(name.to_owned())),
+        ..Default::default()
     };
     let someone = format!("players/{}", uuid());
     for (request, field) in [
@@ -455,6 +456,7 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
     let seat = |occupant| pb::SeatAssignment {
         seat: 0,
         occupant: Some(occupant),
+        ..Default::default()
     };
     use pb::seat_assignment::Occupant;
     let twice = format!("players/{}", uuid());
@@ -484,6 +486,7 @@ async fn malformed_requests_get_their_own_reason_whatever_the_state() {
                     pb::SeatAssignment {
                         seat: 2,
                         occupant: Some(Occupant::Player(twice.clone())),
+                        ..Default::default()
                     },
                 ],
                 None,

@@ -851,6 +851,7 @@ async fn live_table(channel: Channel) -> String {
             occupant: Some(pb::seat_assignment::Occupant::Player(format!(
                 "players/{PLAYER_ID}"
             ))),
+            ..Default::default()
         }],
         empty_seat_bots: Some(pb::BotLevel::Easy as i32),
         ..Default::default()

@@ -194,6 +194,7 @@ async fn one_move_is_one_trace_through_the_table_nats_and_every_consumer() {
                     occupant: Some(pb::seat_assignment::Occupant::Player(format!(
                         "players/{PERSON}"
                     ))),
+                    ..Default::default()
                 }],
                 empty_seat_bots: Some(pb::BotLevel::Easy as i32),
                 ..Default::default()

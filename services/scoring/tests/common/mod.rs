@@ -225,6 +225,7 @@ pub async fn bots_match(stack: &Stack, person: Option<&str>, rules_set: pb::Rule
                 occupant: Some(pb::seat_assignment::Occupant::Player(format!(
                     "players/{p}"
                 ))),
+                ..Default::default()
             }]
         })
         .unwrap_or_default();

@@ -1,6 +1,7 @@
 //! Seats: creating a table, sitting down, leaving.
 
 use super::*;
+use crate::service::Seating;
 
 pub(super) async fn create_table(
     api: &TableApi,
@@ -15,11 +16,14 @@ pub(super) async fn create_table(
     let rules = rules_from_proto(r.rules.as_ref())?;
     let admission = admission_from_proto(&r, admission_caller.as_ref())?;
     let mut seats: [Option<String>; 4] = Default::default();
+    let mut names: [Option<String>; 4] = Default::default();
     for (i, a) in r.seats.iter().enumerate() {
         let seat = seat_arg(a.seat, &format!("seats[{i}].seat"))?;
         match &a.occupant {
             Some(pb::seat_assignment::Occupant::Player(p)) if !p.is_empty() => {
                 let p = fields::player(&format!("seats[{i}].player"), p)?;
+                names[seat as usize] =
+                    seated_name(&format!("seats[{i}].display_name"), &a.display_name)?;
                 if seats.contains(&Some(p.clone())) {
                     return Err(status::invalid_argument(
                         Reason::InvalidSeat,
@@ -65,12 +69,31 @@ pub(super) async fn create_table(
     }
     let outcome = api
         .tables
-        .create(&caller, id, rules, seats, admission)
+        .create(&caller, id, rules, Seating { seats, names }, admission)
         .await
         .map_err(status_of)?;
     Ok(Response::new(pb::CreateTableResponse {
         table: Some(table_to_proto(&outcome.summary)),
     }))
+}
+
+/// A seated player's display name as CreateTable's `seats` give it: trimmed, `None` when empty,
+/// 1–24 characters fit to show (as accounts keeps them) or INVALID_ARGUMENT
+/// `invalid_display_name`.
+fn seated_name(field: &str, name: &str) -> Result<Option<String>, Status> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Ok(None);
+    }
+    if name.chars().count() > 24 || name.chars().any(fields::unfit_to_show) {
+        return Err(status::invalid_argument(
+            Reason::InvalidDisplayName,
+            field,
+            "a display name is 1–24 characters, without control characters or bidirectional \
+             overrides",
+        ));
+    }
+    Ok(Some(name.to_owned()))
 }
 
 pub(super) async fn join_seat(

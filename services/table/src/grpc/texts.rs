@@ -98,7 +98,16 @@ impl Texts for pb::CreateTableRequest {
         } = self;
         text("request_id", request_id)?;
         rules(rule_set.as_ref())?;
-        for (i, pb::SeatAssignment { seat: _, occupant }) in seats.iter().enumerate() {
+        for (
+            i,
+            pb::SeatAssignment {
+                seat: _,
+                occupant,
+                display_name,
+            },
+        ) in seats.iter().enumerate()
+        {
+            text(&format!("seats[{i}].display_name"), display_name)?;
             match occupant {
                 Some(pb::seat_assignment::Occupant::Player(player)) => {
                     text(&format!("seats[{i}].player"), player)?
@@ -353,10 +362,12 @@ mod tests {
                 pb::SeatAssignment {
                     seat: 0,
                     occupant: Some(pb::seat_assignment::Occupant::Bot(1)),
+                    ..Default::default()
                 },
                 pb::SeatAssignment {
                     seat: 1,
                     occupant: Some(pb::seat_assignment::Occupant::Player("players/\0".into())),
+                    ..Default::default()
                 },
             ],
             ..create

@@ -31,7 +31,7 @@ use crate::store::Store;
 pub use cache::DEFAULT_MAX_CACHED;
 pub use history::{HandHistory, HistoryEvent, HistoryPage};
 pub use read::{Freshness, Outcome, PhaseName, Summary};
-pub use submit::Submission;
+pub use submit::{Seating, Submission};
 pub use watch::{DEFAULT_RECHECK, HEARTBEAT, Sightings, Update};
 
 use cache::Cached;

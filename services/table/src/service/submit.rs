@@ -19,6 +19,14 @@ use crate::domain::{Admission, Decision, Phase, Seed, Table, TableCommand, Table
 use crate::ids::{new_seed, random_uuid};
 use crate::store::{Append, AppendError, Metadata};
 
+/// Who sits where at a new table, and the display names of the players seated (`None`: not
+/// given; the seat is named when its player first acts).
+#[derive(Debug, Clone, Default)]
+pub struct Seating {
+    pub seats: [Option<String>; 4],
+    pub names: [Option<String>; 4],
+}
+
 /// What `handled_commands.response` holds: enough to give a retry the first answer.
 ///
 /// A command stores only the versions it appended and who saw them: its events are immutable at
@@ -132,7 +140,7 @@ impl Tables {
         actor: &str,
         request_id: &str,
         rules: RuleSet,
-        seats: [Option<String>; 4],
+        seating: Seating,
         admission: Admission,
     ) -> Result<Outcome, ServiceError> {
         // The table id is derived from the creator's request id so a retry lands on the same
@@ -143,7 +151,7 @@ impl Tables {
             otel.name = "table create",
             okey.table.id = %table_id,
         );
-        self.create_traced(actor, request_id, table_id, rules, seats, admission)
+        self.create_traced(actor, request_id, table_id, rules, seating, admission)
             .instrument(span)
             .await
     }
@@ -154,7 +162,7 @@ impl Tables {
         request_id: &str,
         table_id: Uuid,
         rules: RuleSet,
-        seats: [Option<String>; 4],
+        Seating { seats, names }: Seating,
         admission: Admission,
     ) -> Result<Outcome, ServiceError> {
         let key = request_key(actor, request_id);
@@ -162,7 +170,7 @@ impl Tables {
             return Ok(first);
         }
         let seed = new_seed();
-        let decision = Table::create_with(rules.clone(), seats, admission, &seed)
+        let decision = Table::create_with(rules.clone(), seats, names, admission, &seed)
             .map_err(ServiceError::InvalidRules)?;
         let seeds: BTreeMap<u32, Seed> = decision.seeds.iter().copied().collect();
         let table = Table::replay(&decision.events, seeds);

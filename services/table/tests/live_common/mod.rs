@@ -97,6 +97,7 @@ pub async fn create(
         .map(|(i, p)| pb::SeatAssignment {
             seat: i as i32,
             occupant: Some(pb::seat_assignment::Occupant::Player(p.clone())),
+            ..Default::default()
         })
         .collect();
     let request = admin.req(pb::CreateTableRequest {
