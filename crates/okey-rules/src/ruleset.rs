@@ -361,7 +361,8 @@ impl RuleSet {
             return Err(InvalidRuleSet::new(
                 "match_length",
                 format!(
-                    "preset `{}` (seed {}) plays {}, not {}; mark the rule set custom for another length",
+                    "preset `{}` (seed {}) plays {}, not {}: choose one of those, or the `classic` or \
+                     `penalties` preset, which play any length",
                     self.preset.name(),
                     self.preset.seed(),
                     offered.join(", "),

@@ -840,9 +840,15 @@ impl Table {
             && !match_over
             && let Some(player) = self.seats[seat as usize].clone()
         {
+            // In the hand of the timeout: before its end when that discard ended the hand.
+            let at = decision
+                .events
+                .iter()
+                .position(|e| matches!(e, TableEvent::HandEnded { .. }))
+                .unwrap_or(decision.events.len());
             decision
                 .events
-                .push(TableEvent::SeatHandedToBot { seat, player });
+                .insert(at, TableEvent::SeatHandedToBot { seat, player });
         }
         Ok(decision)
     }
@@ -1016,6 +1022,11 @@ mod tests {
     /// K2): seat 0 holds Y13, seat 1 holds Y10 Y11 Y12, R13 B13 K13 and R9 R10 R11, so taking
     /// Y13 it opens with 115 points.
     fn written(rules: RuleSet) -> Table {
+        written_with_pile(rules, usize::MAX)
+    }
+
+    /// [`written`] with a centre pile of at most `pile` tiles.
+    fn written_with_pile(rules: RuleSet, pile: usize) -> Table {
         let mut table = seated();
         let t = |s: &str| -> Tile { s.parse().unwrap() };
         let mut pool: Vec<Tile> = ["R", "Y", "B", "K"]
@@ -1045,7 +1056,7 @@ mod tests {
             indicator,
             first: 0,
             racks,
-            pile: rest.collect(),
+            pile: rest.take(pile).collect(),
         };
         let start = Hand::start(rules.clone(), deal).expect("a valid deal");
         table.rules = rules;
@@ -1149,6 +1160,41 @@ mod tests {
                 table.evolve(e);
             }
         }
+    }
+
+    #[test]
+    fn a_third_expiry_whose_discard_ends_the_hand_hands_the_seat_over_in_that_hand() {
+        // Eight tiles in the pile: seat 0's third timeout (the ninth) draws the last and its
+        // discard ends the hand; the match goes on to a second hand.
+        let rules = RuleSet {
+            match_length: MatchLength::Hands(2),
+            ..Preset::Classic.rules()
+        };
+        let mut table = written_with_pile(rules.clone(), 8);
+        table.record = Match::new(rules, 0);
+        let mut last = Vec::new();
+        for _ in 0..9 {
+            let hand = table.hand.as_ref().unwrap();
+            let command = TableCommand::Server {
+                seat: hand.turn.seat,
+                command: Command::Timeout,
+                turn: Some((table.hand_number, hand.turn.number)),
+            };
+            let d = table.decide(&command, &[7; 32]).unwrap();
+            for e in &d.events {
+                table.evolve(e);
+            }
+            last = d.events;
+        }
+        let names: Vec<&str> = last.iter().map(TableEvent::name).collect();
+        let handed = names.iter().position(|n| *n == "SeatHandedToBot");
+        let ended = names.iter().position(|n| *n == "HandEnded");
+        assert!(
+            handed.is_some() && ended.is_some() && handed < ended,
+            "handed over before the hand's end: {names:?}"
+        );
+        assert!(table.bot_holds(0));
+        assert_eq!(table.hand_number, 2, "the next hand was dealt: {names:?}");
     }
 
     #[test]
