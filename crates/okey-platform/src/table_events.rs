@@ -24,6 +24,16 @@ fn js_err(e: impl std::fmt::Display) -> TableEventsError {
     TableEventsError::JetStream(e.to_string())
 }
 
+/// A header of a received table event (`Nats-Msg-Id`, `Okey-Table`, `Okey-Version`, the trace
+/// context), if the message carries it.
+pub fn header<'m>(message: &'m async_nats::Message, name: &str) -> Option<&'m str> {
+    message
+        .headers
+        .as_ref()
+        .and_then(|h| h.get(name))
+        .map(|v| v.as_str())
+}
+
 /// The subjects of every table's public events (`<prefix>` is `nats.subject_prefix`).
 pub fn public_subject(prefix: &str) -> String {
     format!("{prefix}.table.*.events")

@@ -511,19 +511,13 @@ async fn consume(
         // The envelope's event id is the key: a copy republished under another `Nats-Msg-Id`
         // (past JetStream's duplicate window, or by hand) is still the same event. One this
         // build cannot read still takes its table version, by the id it was published under.
-        let header = |name: &str| {
-            message
-                .headers
-                .as_ref()
-                .and_then(|h| h.get(name))
-                .map(|v| v.as_str().to_owned())
-        };
         let event_id = published
             .as_ref()
             .map(|p| p.event_id.clone())
             .filter(|id| !id.is_empty())
-            .or_else(|| header("Nats-Msg-Id"));
-        let version = header("Okey-Version").and_then(|v| v.parse::<u64>().ok());
+            .or_else(|| table_events::header(&message, "Nats-Msg-Id").map(str::to_owned));
+        let version =
+            table_events::header(&message, "Okey-Version").and_then(|v| v.parse::<u64>().ok());
         let table = message
             .subject
             .as_str()

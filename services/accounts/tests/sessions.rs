@@ -686,6 +686,26 @@ async fn a_sign_out_everywhere_racing_refreshes_leaves_no_session_alive() {
     app.stop().await;
 }
 
+/// `player`'s statistics as `token`'s holder reads them.
+async fn statistics(
+    client: &mut pb::accounts_service_client::AccountsServiceClient<tonic::transport::Channel>,
+    player: &str,
+    token: &str,
+) -> pb::Statistics {
+    client
+        .get_statistics(bearer(
+            pb::GetStatisticsRequest {
+                name: format!("{player}/statistics"),
+            },
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .statistics
+        .unwrap()
+}
+
 /// A two-player match of one hand at table `t1` as the table service publishes it (the public
 /// envelopes, in table order, `e3` sent twice), and the `hand_ended` envelope alone: `a` opens
 /// with pairs and goes out, `b` is charged a penalty.
@@ -790,25 +810,10 @@ async fn statistics_follow_table_events_once() {
         }
     }
 
-    let stats = |name: &str| pb::GetStatisticsRequest {
-        name: format!("{name}/statistics"),
-    };
     let deadline = Instant::now() + Duration::from_secs(15);
     let (sa, sb) = loop {
-        let sa = client
-            .get_statistics(bearer(stats(&a_name), &token))
-            .await
-            .unwrap()
-            .into_inner()
-            .statistics
-            .unwrap();
-        let sb = client
-            .get_statistics(bearer(stats(&b_name), &token))
-            .await
-            .unwrap()
-            .into_inner()
-            .statistics
-            .unwrap();
+        let sa = statistics(&mut client, &a_name, &token).await;
+        let sb = statistics(&mut client, &b_name, &token).await;
         if sa.matches_played == 1 {
             break (sa, sb);
         }
@@ -1209,24 +1214,9 @@ async fn statistics_count_a_tables_events_in_version_order_whatever_order_they_c
     assert_eq!(left, 0, "every kept event was counted");
 
     // The same statistics as in table order (`statistics_follow_table_events_once`).
-    let stats = |name: &str| pb::GetStatisticsRequest {
-        name: format!("{name}/statistics"),
-    };
     let token = a.session.unwrap().access_token;
-    let sa = client
-        .get_statistics(bearer(stats(&a_name), &token))
-        .await
-        .unwrap()
-        .into_inner()
-        .statistics
-        .unwrap();
-    let sb = client
-        .get_statistics(bearer(stats(&b_name), &token))
-        .await
-        .unwrap()
-        .into_inner()
-        .statistics
-        .unwrap();
+    let sa = statistics(&mut client, &a_name, &token).await;
+    let sb = statistics(&mut client, &b_name, &token).await;
     assert_eq!(
         (
             sa.hands_played,

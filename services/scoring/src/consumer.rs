@@ -236,11 +236,7 @@ impl Received {
     }
 
     fn header(&self, name: &str) -> Option<&str> {
-        self.message
-            .headers
-            .as_ref()
-            .and_then(|h| h.get(name))
-            .map(|v| v.as_str())
+        table_events::header(&self.message, name)
     }
 
     fn item(&self) -> Item<'_> {
