@@ -51,6 +51,28 @@ pub fn unfit_to_show(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Longest display name, in characters.
+pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
+
+/// A display name as every service keeps it (accounts' profiles, the names a table's creator
+/// gives its seats): spaces at either end removed, at most [`MAX_DISPLAY_NAME_CHARS`]
+/// characters, none [`unfit_to_show`]. Whether it may be empty is the caller's to say. `Err`
+/// says what is wrong, for an `invalid_display_name` refusal.
+pub fn display_name(value: &str) -> Result<&str, String> {
+    let value = value.trim();
+    if value.chars().count() > MAX_DISPLAY_NAME_CHARS {
+        return Err(format!(
+            "a display name is at most {MAX_DISPLAY_NAME_CHARS} characters"
+        ));
+    }
+    if value.chars().any(unfit_to_show) {
+        return Err(
+            "a display name holds no control characters or bidirectional overrides".to_owned(),
+        );
+    }
+    Ok(value)
+}
+
 /// `value` of a required text field: [`text`], and not empty (INVALID_ARGUMENT `missing_field`
 /// naming `field`).
 pub fn required<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {

@@ -379,6 +379,31 @@ async fn quick_play(
     Ok((table, matched.seat))
 }
 
+/// `table`'s update stream from after version `after`, opened as any call is (waiting out a
+/// service that restarts).
+async fn watch_table(
+    tables: &TableServiceClient<TracedChannel>,
+    outages: &Outages,
+    table: &str,
+    after: i64,
+    token: &str,
+) -> Result<tonic::Streaming<pb::WatchTableResponse>, tonic::Status> {
+    outages
+        .call("table", "WatchTable", || {
+            let mut api = tables.clone();
+            let request = authorized(
+                pb::WatchTableRequest {
+                    table: table.to_owned(),
+                    after_version: after,
+                },
+                token,
+            );
+            async move { api.watch_table(request).await }
+        })
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 /// The guest plays its seat: whenever it is the seat's turn, a strong bot decides from the guest's
 /// own seat view and the guest submits the command. Ends with the match.
 async fn play_seat(
@@ -398,21 +423,10 @@ async fn play_seat(
     let mut seen = 0i64;
     loop {
         if stream.is_none() {
-            let opened = outages
-                .call("table", "WatchTable", || {
-                    let mut api = tables.clone();
-                    let request = authorized(
-                        pb::WatchTableRequest {
-                            table: table.clone(),
-                            after_version: seen,
-                        },
-                        token,
-                    );
-                    async move { api.watch_table(request).await }
-                })
+            let opened = watch_table(tables, outages, &table, seen, token)
                 .await
                 .map_err(|s| refused("WatchTable", url, &s))?;
-            stream = Some(opened.into_inner());
+            stream = Some(opened);
         }
         let view = outages
             .call("table", "GetSeatView", || {
@@ -573,21 +587,9 @@ async fn follow_table(
     'watch: loop {
         // Opened again after a break from the last version received: nothing is missed, and
         // nothing comes twice.
-        let opened = outages
-            .call("table", "WatchTable", || {
-                let mut api = tables.clone();
-                let request = authorized(
-                    pb::WatchTableRequest {
-                        table: table.clone(),
-                        after_version: after,
-                    },
-                    &guest_token,
-                );
-                async move { api.watch_table(request).await }
-            })
-            .await;
+        let opened = watch_table(tables, outages, &table, after, &guest_token).await;
         let mut stream = match opened {
-            Ok(s) => s.into_inner(),
+            Ok(s) => s,
             Err(s) if s.code() == Code::Unauthenticated && reconnects < 5 => {
                 // The guest's access token expired during a long match: sign in again.
                 reconnects += 1;

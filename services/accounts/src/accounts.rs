@@ -208,41 +208,28 @@ fn device_caller(device_id: &str) -> String {
     format!("device:{device_id}")
 }
 
-/// A device id as kept: without surrounding white space, 8–128 characters. Empty is
-/// `missing_field` when `required`, else `None`; another length is `invalid_device_id`.
-/// A display name as kept: spaces at either end removed, at most 24 characters, none of them
-/// one that would change how other players' screens show it
-/// ([`okey_platform::fields::unfit_to_show`]); empty only where `empty_allowed` (a new guest
-/// whose name the server picks). Otherwise INVALID_ARGUMENT `invalid_display_name` on `field`.
+/// A display name as kept ([`okey_platform::fields::display_name`]); empty only where
+/// `empty_allowed` (a new guest whose name the server picks). Otherwise INVALID_ARGUMENT
+/// `invalid_display_name` on `field`.
 fn checked_display_name<'a>(
     field: &'static str,
     value: &'a str,
     empty_allowed: bool,
 ) -> Result<&'a str, AccountsError> {
-    let value = value.trim();
-    let chars = value.chars().count();
-    let lengths = if empty_allowed {
-        "at most 24"
-    } else {
-        "1–24"
-    };
-    if chars > 24 || (chars == 0 && !empty_allowed) {
+    let value = okey_platform::fields::display_name(value)
+        .map_err(|problem| invalid(field, Reason::InvalidDisplayName, problem))?;
+    if value.is_empty() && !empty_allowed {
         return Err(invalid(
             field,
             Reason::InvalidDisplayName,
-            format!("display_name must be {lengths} characters"),
-        ));
-    }
-    if value.chars().any(okey_platform::fields::unfit_to_show) {
-        return Err(invalid(
-            field,
-            Reason::InvalidDisplayName,
-            "display_name must not contain control characters or bidirectional overrides",
+            "a display name is 1 to 24 characters: it may not be empty",
         ));
     }
     Ok(value)
 }
 
+/// A device id as kept: without surrounding white space, 8–128 characters. Empty is
+/// `missing_field` when `required`, else `None`; another length is `invalid_device_id`.
 fn checked_device_id(value: &str, required: bool) -> Result<Option<&str>, AccountsError> {
     let value = value.trim();
     if value.is_empty() {

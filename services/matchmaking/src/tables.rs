@@ -76,19 +76,22 @@ impl Tables {
                 .seats
                 .iter()
                 .enumerate()
-                .map(|(seat, o)| match o {
-                    Occupant::Player { name, display_name } => pb::SeatAssignment {
+                .map(|(seat, o)| {
+                    let (occupant, display_name) = match o {
+                        Occupant::Player { name, display_name } => (
+                            pb::seat_assignment::Occupant::Player(name.clone()),
+                            display_name.clone(),
+                        ),
+                        Occupant::Bot(level) => (
+                            pb::seat_assignment::Occupant::Bot(bot_level_to_proto(*level) as i32),
+                            String::new(),
+                        ),
+                    };
+                    pb::SeatAssignment {
                         seat: seat as i32,
-                        occupant: Some(pb::seat_assignment::Occupant::Player(name.clone())),
-                        display_name: display_name.clone(),
-                    },
-                    Occupant::Bot(level) => pb::SeatAssignment {
-                        seat: seat as i32,
-                        occupant: Some(pb::seat_assignment::Occupant::Bot(
-                            bot_level_to_proto(*level) as i32,
-                        )),
-                        display_name: String::new(),
-                    },
+                        occupant: Some(occupant),
+                        display_name,
+                    }
                 })
                 .collect(),
             empty_seat_bots: None,

@@ -77,23 +77,12 @@ pub(super) async fn create_table(
     }))
 }
 
-/// A seated player's display name as CreateTable's `seats` give it: trimmed, `None` when empty,
-/// 1–24 characters fit to show (as accounts keeps them) or INVALID_ARGUMENT
-/// `invalid_display_name`.
+/// A seated player's display name as CreateTable's `seats` give it ([`fields::display_name`]),
+/// `None` when empty; otherwise INVALID_ARGUMENT `invalid_display_name`.
 fn seated_name(field: &str, name: &str) -> Result<Option<String>, Status> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Ok(None);
-    }
-    if name.chars().count() > 24 || name.chars().any(fields::unfit_to_show) {
-        return Err(status::invalid_argument(
-            Reason::InvalidDisplayName,
-            field,
-            "a display name is 1–24 characters, without control characters or bidirectional \
-             overrides",
-        ));
-    }
-    Ok(Some(name.to_owned()))
+    let name = fields::display_name(name)
+        .map_err(|problem| status::invalid_argument(Reason::InvalidDisplayName, field, problem))?;
+    Ok((!name.is_empty()).then(|| name.to_owned()))
 }
 
 pub(super) async fn join_seat(
