@@ -41,6 +41,19 @@ pub struct Metadata {
     pub trace: BTreeMap<String, String>,
     /// Payload schema version.
     pub schema: u32,
+    /// The turn's deadline once the append is stored, if a turn runs then (the views'
+    /// `turn_deadline` at the append's last version); `None` when nothing runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<TurnDeadline>,
+}
+
+/// When the seat on turn at `version` runs out of time (or its bot moves), in ms since the Unix
+/// epoch by the service's clock: what the append armed, recorded with its events so every
+/// replica's update streams show it on the event that reached `version`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnDeadline {
+    pub version: u64,
+    pub at_ms: u64,
 }
 
 /// One stored event.

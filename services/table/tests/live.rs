@@ -618,7 +618,8 @@ async fn deadlines_of_their_own(
 
 /// The seat view says when the seat on turn runs out of time: what Redis holds for the turn,
 /// the same for every seat, kept through the turn and moved on with it, in a command's answer
-/// too, and the same through a replica that did not see the turn start (it reads Redis).
+/// too, and the same through a replica that did not see the turn start (it reads Redis); the
+/// update stream shows it on each move's last event, through either replica.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn views_carry_the_deadline_armed_for_the_turn() {
     let Some(infra) = TestInfra::from_env() else {
@@ -634,12 +635,28 @@ async fn views_carry_the_deadline_armed_for_the_turn() {
         t.as_ref()
             .map(|t| t.seconds as u64 * 1000 + t.nanos as u64 / 1_000_000)
     };
+    // A stream through the replica that sees none of the moves: each move's last event
+    // carries the deadline the views show at its version.
+    let mut watcher = clients[0].clone();
+    watcher.api = okey_proto::v1::table_service_client::TableServiceClient::new(channel_b.clone());
+    let mut stream = watcher
+        .api
+        .clone()
+        .watch_table(watcher.req(pb::WatchTableRequest {
+            table: table.clone(),
+            after_version: 0,
+        }))
+        .await
+        .unwrap()
+        .into_inner();
     let mut bot = okey_bots::Easy;
     let mut deadlines = Vec::new();
+    let mut armed_at = std::collections::BTreeMap::new();
     let mut answered = None;
     for _ in 0..6 {
         let version = stored(&settings, &table).await.0.len() as u64;
         let (member, at) = wait_armed_for(&settings, &table, version).await;
+        armed_at.insert(version, at);
         if let Some(answered) = answered {
             assert_eq!(answered, Some(at), "the command's answer at {version}");
         }
@@ -681,6 +698,41 @@ async fn views_carry_the_deadline_armed_for_the_turn() {
         deadlines.windows(2).any(|p| p[0].0 != p[1].0),
         "the turn moved on: {deadlines:?}"
     );
+    let last = *armed_at.keys().last().unwrap();
+    let mut shown = std::collections::BTreeMap::new();
+    let mut snapshot = None;
+    while shown.keys().last().is_none_or(|v| *v < last) {
+        let update = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("the stream goes on")
+            .unwrap()
+            .expect("the stream is open")
+            .update
+            .unwrap();
+        match update.kind.unwrap() {
+            pb::table_update::Kind::Snapshot(view) => {
+                assert_eq!(update.turn_deadline, None, "the snapshot's view carries it");
+                snapshot = Some((view.version as u64, ms(&view.turn_deadline)));
+            }
+            pb::table_update::Kind::Event(_) => {
+                shown.insert(update.version as u64, ms(&update.turn_deadline));
+            }
+            pb::table_update::Kind::Heartbeat(_) => {}
+        }
+    }
+    let (first, at_first) = snapshot.expect("a snapshot first");
+    assert_eq!(at_first, armed_at.get(&first).copied(), "the snapshot");
+    for (version, at) in armed_at.range(first + 1..) {
+        assert_eq!(shown[version], Some(*at), "the event at {version}");
+    }
+    for (version, at) in &shown {
+        if let Some(at) = at {
+            assert!(
+                armed_at.get(version).is_none_or(|a| a == at),
+                "a deadline at {version} is the one armed then"
+            );
+        }
+    }
     a.stop().await;
     b.stop().await;
 }

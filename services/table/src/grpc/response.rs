@@ -140,6 +140,11 @@ pub(super) fn meld_to_proto(number: usize, m: &TableMeld) -> pb::Meld {
     }
 }
 
+/// A turn deadline (ms since the Unix epoch) as a timestamp.
+pub(super) fn deadline_to_proto(ms: u64) -> Option<prost_types::Timestamp> {
+    DateTime::from_timestamp_millis(i64::try_from(ms).ok()?).map(timestamp)
+}
+
 /// The view in both forms (see [`view_in`]).
 pub(super) fn view_to_proto(outcome: &Outcome) -> pb::SeatView {
     view_in(outcome, pb::SeatViewForm::Unspecified)
@@ -163,10 +168,7 @@ pub(super) fn view_in(outcome: &Outcome, form: pb::SeatViewForm) -> pb::SeatView
         (None, Some(v)) => (v, false),
         (None, None) => return out,
     };
-    out.turn_deadline = outcome
-        .turn_deadline_ms
-        .and_then(|ms| DateTime::from_timestamp_millis(ms as i64))
-        .map(timestamp);
+    out.turn_deadline = outcome.turn_deadline_ms.and_then(deadline_to_proto);
     let seat = v.seat as usize;
     out.phase = phase_of(v) as i32;
     out.turn_seat = v.turn_seat as i32;

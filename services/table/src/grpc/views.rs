@@ -85,25 +85,29 @@ pub(super) async fn watch_table(
     let stream = ReceiverStream::new(rx).map(move |update| {
         let _open = (&presence, &slot);
         let update = update.map_err(status_of)?;
-        let (version, time, kind) = match update {
+        let (version, time, kind, turn_deadline) = match update {
             Update::Snapshot(outcome) => (
                 outcome.summary.version,
                 Some(timestamp(Utc::now())),
                 pb::table_update::Kind::Snapshot(view_to_proto(&outcome)),
+                None,
             ),
             Update::Event {
                 version,
                 time,
                 shown,
+                turn_deadline_ms,
             } => (
                 version,
                 Some(timestamp(time)),
                 pb::table_update::Kind::Event(event_to_proto(&shown, &table_text)?),
+                turn_deadline_ms,
             ),
             Update::Heartbeat { version } => (
                 version,
                 Some(timestamp(Utc::now())),
                 pb::table_update::Kind::Heartbeat(pb::Heartbeat {}),
+                None,
             ),
         };
         Ok(pb::WatchTableResponse {
@@ -111,6 +115,7 @@ pub(super) async fn watch_table(
                 version: version as i64,
                 time,
                 kind: Some(kind),
+                turn_deadline: turn_deadline.and_then(deadline_to_proto),
             }),
         })
     });

@@ -14,10 +14,10 @@ use super::cache::Entry;
 use super::read::{outcome_of, summary};
 use super::watch::Feed;
 use super::{MAX_ATTEMPTS, Outcome, ServiceError, Tables};
-use crate::deadlines::hand_in_play;
+use crate::deadlines::{Armed, hand_in_play};
 use crate::domain::{Admission, Decision, Phase, Seed, Table, TableCommand, TableEvent, show};
 use crate::ids::{new_seed, random_uuid};
-use crate::store::{Append, AppendError, Metadata};
+use crate::store::{Append, AppendError, Metadata, TurnDeadline};
 
 /// Who sits where at a new table, and the display names of the players seated (`None`: not
 /// given; the seat is named when its player first acts).
@@ -115,6 +115,17 @@ enum Attempt {
     Again,
 }
 
+/// What an append records of the deadline it armed (see [`Metadata::deadline`]): the views'
+/// `turn_deadline` at `table`'s version, if a turn runs at it.
+fn turn_deadline(armed: Option<Armed>, table: &Table) -> Option<TurnDeadline> {
+    armed
+        .and_then(|d| d.at_for(table))
+        .map(|at_ms| TurnDeadline {
+            version: table.version,
+            at_ms,
+        })
+}
+
 /// The key a request id is de-duplicated under: the caller plus the id, so two players' ids never
 /// collide.
 fn request_key(actor: &str, request_id: &str) -> String {
@@ -187,10 +198,12 @@ impl Tables {
             deadline: None,
         };
         let response = serde_json::to_vec(&answer).expect("answers serialize");
+        let deadline = arming.map(|a| a.deadline_after(None));
         let metadata = Metadata {
             actor: actor.to_owned(),
             trace: current_context_as_map(),
             schema: 1,
+            deadline: turn_deadline(deadline, &table),
         };
         let appended = self
             .store
@@ -211,9 +224,8 @@ impl Tables {
                     observer.appended(table_id, table.version, arming);
                     // Held for the views once the table is loaded (a table of four bots plays
                     // at once).
-                    if let Some(arming) = arming {
-                        self.lock_entry(table_id).await.deadline =
-                            Some(arming.deadline_after(None));
+                    if deadline.is_some() {
+                        self.lock_entry(table_id).await.deadline = deadline;
                     }
                 }
                 let created_at = stored.first().map(|e| e.recorded_at);
@@ -418,6 +430,7 @@ impl Tables {
             actor: actor.to_owned(),
             trace: current_context_as_map(),
             schema: 1,
+            deadline: turn_deadline(deadline, &after),
         };
         let appended = self
             .store

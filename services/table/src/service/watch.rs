@@ -34,6 +34,9 @@ pub enum Update {
         version: u64,
         time: DateTime<Utc>,
         shown: Box<Shown>,
+        /// The turn's deadline at `version` (ms since the Unix epoch) if the event is the last
+        /// of its append and a turn runs after it ([`crate::store::Metadata::deadline`]).
+        turn_deadline_ms: Option<u64>,
     },
     Heartbeat {
         version: u64,
@@ -287,6 +290,11 @@ impl Tables {
                         version: e.version,
                         time: e.recorded_at,
                         shown: Box::new(shown),
+                        turn_deadline_ms: e
+                            .metadata
+                            .deadline
+                            .filter(|d| d.version == e.version)
+                            .map(|d| d.at_ms),
                     };
                     if tx.send(Ok(update)).await.is_err() {
                         return;
