@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import re
 import subprocess
 import sys
@@ -31,6 +32,8 @@ PRODUCTION = ROOT / "helm" / "values-production.yaml"
 SETTINGS_RS = ROOT / "crates" / "okey-platform" / "src" / "settings.rs"
 # Each service's own settings (okey_platform::settings::ServiceSettings), in services/<name>/src.
 SERVICE_SETTINGS_RS = sorted((ROOT / "services").glob("*/src/settings.rs"))
+# FLUSH_AT_EXIT: how long a stopping service may spend sending its last spans and metrics.
+TELEMETRY_SETUP_RS = ROOT / "crates" / "okey-telemetry" / "src" / "setup.rs"
 RUST_DIRS = [ROOT / "crates", ROOT / "services"]
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion) and a current one.
 KUBE_VERSIONS = ["1.30.0", "1.37.0"]
@@ -190,6 +193,20 @@ def rust_env_names() -> set[str]:
     return names
 
 
+def flush_at_exit_secs() -> int:
+    """FLUSH_AT_EXIT of okey-telemetry: a stopping process's last wait, after its drain."""
+    found = re.search(r"pub const FLUSH_AT_EXIT: Duration = Duration::from_secs\((\d+)\);",
+                      TELEMETRY_SETUP_RS.read_text())
+    expect(found is not None, f"{TELEMETRY_SETUP_RS.relative_to(ROOT)}: FLUSH_AT_EXIT in seconds not found")
+    return int(found.group(1))
+
+
+def stop_budget_secs(pre_stop_s: int, grace_ms: int) -> int:
+    """The longest a pod may take to stop: the preStop sleep, the drain in whole seconds (rounded
+    up) and the telemetry flush. terminationGracePeriodSeconds must be longer."""
+    return pre_stop_s + math.ceil(grace_ms / 1000) + flush_at_exit_secs()
+
+
 def env_name(setting: str) -> str:
     section, key = setting.split(".", 1)
     return f"OKEY_{section.upper()}__{key.upper()}"
@@ -314,11 +331,12 @@ def check_rollout(objects, values):
         pod = spec["template"]["spec"]
         (container,) = pod["containers"]
         data = config_data(objects, component(d))
-        grace_s = int(data["OKEY_SERVER__GRACE_PERIOD_MS"]) / 1000
+        grace_ms = int(data["OKEY_SERVER__GRACE_PERIOD_MS"])
         sleep_s = container.get("lifecycle", {}).get("preStop", {}).get("sleep", {}).get("seconds", 0)
-        expect(pod["terminationGracePeriodSeconds"] > sleep_s + grace_s,
+        expect(pod["terminationGracePeriodSeconds"] > stop_budget_secs(sleep_s, grace_ms),
                f"{name}: terminationGracePeriodSeconds {pod['terminationGracePeriodSeconds']} is not "
-               f"longer than the preStop sleep ({sleep_s} s) plus the drain ({grace_s} s)")
+               f"longer than the preStop sleep ({sleep_s} s) plus the drain ({grace_ms} ms) plus "
+               f"the telemetry flush ({flush_at_exit_secs()} s)")
         expect(spec["strategy"]["rollingUpdate"]["maxUnavailable"] in (0, "0%"),
                f"{name}: a rollout may take serving pods away before new ones are ready")
         keys = {c["topologyKey"] for c in pod.get("topologySpreadConstraints", [])}
@@ -407,8 +425,10 @@ def check_secrets(objects, values):
             needed.add("tokens.signing_keys_pem")
         for setting in needed:
             expect(env_name(setting) in env, f"{name}: {setting} is not given from a Secret")
-        if not svc["redis"]:
-            expect("OKEY_REDIS__URL" not in env, f"{name} does not use Redis but gets its URL")
+        for dependency in ("nats", "redis"):
+            if not svc[dependency]:
+                given = [var for var in env if var.startswith(f"OKEY_{dependency.upper()}__")]
+                expect(not given, f"{name} does not use {dependency} but gets {given} from a Secret")
     # Every secret setting the services read is given to some service from a Secret.
     given = {var for d in service_deployments(objects) for var in env_of(d)}
     for setting in secret:
@@ -500,6 +520,10 @@ def check_monitors(objects, values):
         expect(mon["apiVersion"] == "monitoring.coreos.com/v1", f"{mon['kind']}: apiVersion")
         endpoints = mon["spec"].get("endpoints") or mon["spec"].get("podMetricsEndpoints")
         expect(endpoints and all(e["port"] in ports for e in endpoints), f"{mon['kind']}: endpoint port")
+        # The collector's exporter sets job and instance per service; without honorLabels
+        # Prometheus renames them exported_job and exported_instance.
+        expect(all(e.get("honorLabels") is True for e in endpoints),
+               f"{mon['kind']}: honorLabels is not true: the services' job and instance would be lost")
         if mon["kind"] == "PodMonitor":
             expect(selects(mon["spec"]["selector"], pod_labels), "the PodMonitor does not select the collector")
         else:
@@ -621,6 +645,39 @@ BAD_VALUES = {
     "events kept shorter than the duplicate window": {"config": {"nats": {"events_max_age_secs": 60}}},
     "a negative guest limit": {"config": {"sign_in": {"guests_per_address": -1}}},
     "a Secret for a setting that does not exist": {"services": {"table": {"secrets": {"database": {"ulr": {"name": "x", "key": "url"}}}}}},
+    # The NATS client is built without websockets, and takes one server.
+    "a websocket NATS URL": {"config": {"nats": {"url": "ws://nats:8080"}}},
+    "a secure websocket NATS URL": {"services": {"table": {"config": {"nats": {"url": "wss://nats:443"}}}}},
+    "a list of NATS URLs": {"config": {"nats": {"url": "nats://nats-0:4222,nats://nats-1:4222"}}},
+    # The services parse server.host as an IP address.
+    "a host name to listen on": {"config": {"server": {"host": "localhost"}}},
+    "a listen address with a port": {"config": {"server": {"host": "0.0.0.0:50051"}}},
+    "a bracketed IPv6 listen address": {"services": {"scoring": {"config": {"server": {"host": "[::]"}}}}},
+    # A budget of 0 blocks every node drain; a surge of 0 (with maxUnavailable 0) every rollout.
+    "a disruption budget of 0 pods": {"services": {"table": {"podDisruptionBudget": {"maxUnavailable": 0}}}},
+    "a disruption budget of 0%": {"services": {"accounts": {"podDisruptionBudget": {"maxUnavailable": "0%"}}}},
+    "a disruption budget that is no number": {"services": {"scoring": {"podDisruptionBudget": {"maxUnavailable": "one"}}}},
+    "a rollout surge of 0": {"updateStrategy": {"maxSurge": 0}},
+    # podLabels would change the labels that select each service's pods.
+    "podLabels setting the component label": {"podLabels": {"app.kubernetes.io/component": "table"}},
+    "podLabels setting the instance label": {"podLabels": {"app.kubernetes.io/instance": "other"}},
+    "podLabels setting the name label": {"podLabels": {"app.kubernetes.io/name": "other"}},
+}
+
+# Values the schema must take (each next to a refusal above, so a tightening cannot overshoot).
+GOOD_VALUES = {
+    "a tls:// NATS URL": {"config": {"nats": {"url": "tls://nats.nats.svc:4222"}}},
+    "a NATS URL naming the release": {"config": {"nats": {"url": 'nats://{{ include "okey.fullname" . }}-nats:4222'}}},
+    "an IPv6 listen address": {"config": {"server": {"host": "::"}}},
+    "an IPv4 loopback listen address": {"services": {"table": {"config": {"server": {"host": "127.0.0.1"}}}}},
+    "a disruption budget of 25%": {"services": {"table": {"podDisruptionBudget": {"maxUnavailable": "25%"}}}},
+    "a disruption budget of 2 pods": {"services": {"table": {"podDisruptionBudget": {"maxUnavailable": 2}}}},
+    "a pod label of your own": {"podLabels": {"team": "games"}},
+    "ephemeral-storage requests and limits": {
+        "services": {"table": {"resources": {"requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "1Gi"},
+                                             "limits": {"memory": "1Gi", "ephemeral-storage": "2Gi"}}}},
+        "metrics": {"collector": {"resources": {"requests": {"ephemeral-storage": "256Mi"},
+                                                "limits": {"memory": "512Mi", "ephemeral-storage": "1Gi"}}}}},
 }
 
 
@@ -635,6 +692,15 @@ def check_schema_refuses_bad_values():
                 pass
             else:
                 raise CheckFailed(f"the schema accepts {what}: {values}")
+        for what, values in GOOD_VALUES.items():
+            try:
+                chart.validate_schema(values)
+            except helm.HelmValuesError as e:
+                raise CheckFailed(f"the schema refuses {what}: {e}") from None
+    # What the schema takes must render.
+    storage = render(GOOD_VALUES["ephemeral-storage requests and limits"])
+    expect(container_of(first_service(storage))["resources"]["limits"].get("ephemeral-storage") == "2Gi",
+           "ephemeral-storage does not reach the table's container")
     report = helm.lint(CHART, BAD_VALUES["a port of the wrong type"], strict=True)
     expect(any(m["severity"] >= 3 for m in report["messages"]) or report["errors"],
            f"helm lint accepts a port of the wrong type: {report}")
@@ -657,6 +723,22 @@ def check_template_refusals():
         except helm.HelmError:
             continue
         raise CheckFailed(f"the chart renders {what}")
+
+
+def check_grace_counts_the_flush():
+    """The chart's grace check rounds the drain up to whole seconds and adds the telemetry flush
+    (FLUSH_AT_EXIT, read from the Rust source): at that sum it refuses, one second more renders."""
+    drain = {"preStopSleepSeconds": 5, "config": {"server": {"grace_period_ms": 22500}}}
+    budget = stop_budget_secs(5, 22500)
+    try:
+        render({**drain, "terminationGracePeriodSeconds": budget})
+    except helm.HelmError:
+        pass
+    else:
+        raise CheckFailed(f"the chart renders terminationGracePeriodSeconds {budget} for a stop that may "
+                          f"take {budget} s (5 s sleep, 22.5 s drain, {flush_at_exit_secs()} s flush)")
+    longer = {**drain, "terminationGracePeriodSeconds": budget + 1}
+    check_rollout(render(longer), merged_values(longer))
 
 
 def check_egress_follows_the_endpoints():
@@ -742,6 +824,128 @@ def check_checksum_rolls_pods():
     expect(config_data(zero, "table")["OKEY_TOKENS__REFRESH_TTL_SECS"] == "2592000", "large numbers are mangled")
 
 
+def check_monitors_honor_labels():
+    """Both monitors, where the cluster serves their API, keep the job and instance labels the
+    collector's exporter sets per service; check_monitors refuses one without honorLabels."""
+    values = load_values(PRODUCTION)
+    values["metrics"]["podMonitor"] = {"enabled": True}
+    objects = render(values, [MONITORING_API])
+    expect(len([o for o in objects if o["kind"] in CUSTOM_KINDS]) == 2, "not both monitors rendered")
+    check_monitors(objects, merged_values(values))
+    for kind, field in (("ServiceMonitor", "endpoints"), ("PodMonitor", "podMetricsEndpoints")):
+        broken = copy.deepcopy(objects)
+        del of_kind(broken, kind)[0]["spec"][field][0]["honorLabels"]
+        try:
+            check_monitors(broken, merged_values(values))
+        except CheckFailed:
+            continue
+        raise CheckFailed(f"check_monitors passes a {kind} without honorLabels")
+
+
+def check_shared_secrets_follow_the_dependencies():
+    """A shared secrets.nats entry (NATS credentials in its URL) reaches only the services that
+    use NATS, as secrets.redis only those that use Redis."""
+    values = {"secrets": {"nats": {"url": {"name": "okey-nats", "key": "url"}},
+                          "redis": {"url": {"name": "okey-redis", "key": "url"}}}}
+    objects = render(values)
+    merged = merged_values(values)
+    check_secrets(objects, merged)
+    for d in service_deployments(objects):
+        name, svc = component(d), merged["services"][component(d)]
+        env = env_of(d)
+        for dependency in ("nats", "redis"):
+            var = f"OKEY_{dependency.upper()}__URL"
+            expect((var in env) == svc[dependency],
+                   f"{name}: {var} from a Secret {'missing' if svc[dependency] else 'given'} "
+                   f"(services.{name}.{dependency} is {svc[dependency]})")
+    expect(not merged["services"]["matchmaking"]["nats"], "matchmaking uses NATS again: this check lost its case")
+    # The broken case: a NATS secret in matchmaking's pod is caught.
+    broken = copy.deepcopy(objects)
+    container_of(next(d for d in service_deployments(broken) if component(d) == "matchmaking"))["env"].append(
+        {"name": "OKEY_NATS__URL", "valueFrom": {"secretKeyRef": {"name": "okey-nats", "key": "url"}}})
+    try:
+        check_secrets(broken, merged)
+    except CheckFailed:
+        return
+    raise CheckFailed("check_secrets passes a NATS secret in matchmaking, which does not use NATS")
+
+
+def notes(values: dict | None) -> str:
+    """NOTES.txt as rendered, its whitespace collapsed."""
+    return " ".join(render_manifests(values)["okey/templates/NOTES.txt"].split())
+
+
+def check_notes_warnings():
+    """NOTES.txt warns when the image tag is the chart's appVersion (the same for every build)
+    and when accounts sits behind the ingress without config.sign_in.trusted_proxies."""
+    app_version = yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"]
+    same_tag = "WARNING: the image tag"
+    proxies = "WARNING: config.sign_in.trusted_proxies is unset"
+    trusted = {"config": {"sign_in": {"trusted_proxies": "10.244.0.0/16"}}}
+    digests = {s: "sha256:" + hashlib.sha256(s.encode()).hexdigest() for s in SERVICES}
+    cases = [
+        ("the defaults", None, {same_tag, proxies}),
+        ("a build's own tag, proxies set", {"image": {"tag": "3f2a9c1"}, **trusted}, set()),
+        ("image.tag set to the appVersion", {"image": {"tag": app_version}, **trusted}, {same_tag}),
+        ("every service pinned by digest", {"image": {"digests": digests}, **trusted}, set()),
+        ("one service pinned by digest", {"image": {"digests": {"table": digests["table"]}}, **trusted}, {same_tag}),
+        ("proxies set for accounts only", {"image": {"tag": "3f2a9c1"},
+                                           "services": {"accounts": {"config": {"sign_in": {"trusted_proxies": "10.0.0.0/8"}}}}}, set()),
+        ("proxies from a Secret", {"image": {"tag": "3f2a9c1"},
+                                   "secrets": {"sign_in": {"trusted_proxies": {"name": "okey-proxies", "key": "cidrs"}}}}, set()),
+        ("proxies empty", {"image": {"tag": "3f2a9c1"}, "config": {"sign_in": {"trusted_proxies": ""}}}, {proxies}),
+        ("no ingress in front", {"image": {"tag": "3f2a9c1"}, "networkPolicy": {"ingressFrom": []}}, set()),
+    ]
+    for what, values, want in cases:
+        text = notes(values)
+        for warning in (same_tag, proxies):
+            expect((warning in text) == (warning in want),
+                   f"NOTES.txt with {what}: {'no' if warning in want else 'a'} warning {warning!r}: {text}")
+    production = notes(load_values(PRODUCTION))
+    expect(proxies not in production, "NOTES.txt warns of trusted_proxies with the production values, which set it")
+
+
+def chart_version_problem(later_commits: list[str], pending: list[str], head_version: str | None,
+                          version: str) -> str | None:
+    """Why Chart.yaml's version is stale, or None: commits that changed the chart after its
+    version last changed, or changes not yet committed under an unchanged version."""
+    if later_commits:
+        return (f"helm/okey changed in {len(later_commits)} commit(s) after its version last changed "
+                f"({', '.join(c[:8] for c in later_commits[:3])}): bump version in Chart.yaml")
+    if pending and head_version == version:
+        return f"helm/okey has changes ({', '.join(pending[:3])}) but version is still {version}: bump it"
+    return None
+
+
+def check_chart_version_bumped():
+    """Chart.yaml: "bump it with every change to the chart", checked against git where there is
+    a history (a source archive has none; a shallow clone may lack the bump, then only pending
+    changes count)."""
+    git = ["git", "-C", str(ROOT)]
+
+    def out(*args: str) -> str | None:
+        run = subprocess.run(git + list(args), capture_output=True, text=True)
+        return run.stdout.strip() if run.returncode == 0 else None
+
+    if out("rev-parse", "--is-inside-work-tree") != "true":
+        print("     (not a git checkout: the version bump is not checked)", flush=True)
+        return
+    chart_yaml = "helm/okey/Chart.yaml"
+    version = str(yaml.safe_load((CHART / "Chart.yaml").read_text())["version"])
+    head = out("show", f"HEAD:{chart_yaml}")
+    head_version = str(yaml.safe_load(head)["version"]) if head else None
+    bump = out("log", "-1", "--format=%H", "-G", "^version:", "--", chart_yaml)
+    later = (out("rev-list", f"{bump}..HEAD", "--", "helm/okey") or "").split() if bump else []
+    pending = [line[3:] for line in (out("status", "--porcelain", "--", "helm/okey") or "").splitlines()]
+    problem = chart_version_problem(later, pending, head_version, version)
+    expect(problem is None, problem or "")
+    # And the rule itself catches both kinds of staleness.
+    expect(chart_version_problem(["0123456789abcdef"], [], "0.3.2", "0.3.2") is not None, "a later commit passes")
+    expect(chart_version_problem([], ["helm/okey/values.yaml"], "0.3.2", "0.3.2") is not None,
+           "a pending change under the same version passes")
+    expect(chart_version_problem([], ["helm/okey/values.yaml"], "0.3.2", "0.3.3") is None, "a bumped change fails")
+
+
 # ---------------------------------------------------------------------------------------------
 # The operations guide's commands and value paths exist
 
@@ -801,6 +1005,14 @@ def check_guide(text: str | None = None):
             if re.fullmatch(r"(deploy|helm|tests|crates|services|docs|migrations)/[\w./-]+", path) and "…" not in path:
                 expect((ROOT / path).exists(), f"the guide names {path}, which does not exist: {line}")
         tool = words[0]
+        # Each build gets a tag of its own, and each deploy names it (docs: "Install", step 2).
+        if tool == "docker" and "build" in words and "-t" in words:
+            image = words[words.index("-t") + 1]
+            expect(not re.search(r":v?[0-9]+(\.[0-9]+)+$", image),
+                   f"the guide builds a fixed version tag ({image}), which nodes never pull again: {line}")
+        if tool == "helm" and words[1] in {"install", "upgrade"} and "helm/okey" in words:
+            expect(any("image.tag=" in w or "image.digests." in w for w in words),
+                   f"the guide deploys without --set image.tag (the chart's default tag, the same for every build): {line}")
         if tool == "make":
             expect(words[1] in targets, f"the guide runs make {words[1]}, which is no target")
         elif tool == "helm":
@@ -939,6 +1151,11 @@ def main() -> int:
 
     run("the schema refuses bad values", check_schema_refuses_bad_values)
     run("the chart refuses inconsistent values", check_template_refusals)
+    run("the grace check rounds the drain up and counts the telemetry flush", check_grace_counts_the_flush)
+    run("both monitors keep the collector's job and instance labels (honorLabels)", check_monitors_honor_labels)
+    run("secrets.nats and secrets.redis reach only the services that use them", check_shared_secrets_follow_the_dependencies)
+    run("NOTES.txt warns of the appVersion image tag and of unset trusted_proxies", check_notes_warnings)
+    run("Chart.yaml's version changed with the chart", check_chart_version_bumped)
     run("preStop 0, per-service drains, monitors without their CRD, NOTES.txt's tag", check_value_switches)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
     run("egress follows an explicit OTLP endpoint and networkPolicy.extraEgress", check_egress_follows_the_endpoints)
@@ -947,7 +1164,9 @@ def main() -> int:
     run("the Dockerfile builds --locked, caches dependencies apart, runs non-root", check_dockerfile)
     for wrong in ("okeyctl export-table x 1", "make deploy", "helm upgrade okey helm/okey --force",
                   "kubectl rollout restart deployment/okey-table && cat deploy/okey.yaml",
-                  "`config.server.drain_ms`"):
+                  "`config.server.drain_ms`",
+                  "helm upgrade okey helm/okey -n okey -f my-values.yaml --wait --timeout 10m",
+                  "docker build -f deploy/Dockerfile --build-arg SERVICE=table -t example/okey/table:0.1.0 ."):
         def guide_must_fail(wrong=wrong):
             try:
                 check_guide(GUIDE.read_text() + f"\n```sh\n{wrong.strip('`')}\n```\n" if not wrong.startswith("`")

@@ -99,13 +99,15 @@ written as integers (Helm reads YAML numbers as floats, which would print 259200
 
 {{/*
 One service's secret settings: the global secrets, then services.<name>.secrets over them, each
-section -> key -> {name, key} of a Secret the operator created. Redis is left out for a service
-that does not use it.
+section -> key -> {name, key} of a Secret the operator created. NATS and Redis (their URLs,
+credentials) are left out for a service that does not use them (services.<name>.nats / .redis).
 */}}
 {{- define "okey.secretRefs" -}}
 {{- $svc := get .root.Values.services .name -}}
 {{- $refs := mergeOverwrite (deepCopy .root.Values.secrets) (deepCopy ($svc.secrets | default dict)) -}}
-{{- if not $svc.redis }}{{ $_ := unset $refs "redis" }}{{ end -}}
+{{- range $dependency := list "nats" "redis" }}
+{{- if not (get $svc $dependency) }}{{ $_ := unset $refs $dependency }}{{ end }}
+{{- end -}}
 {{- toYaml $refs -}}
 {{- end -}}
 
