@@ -160,6 +160,15 @@ impl ScoreBasis {
     }
 }
 
+/// Why another seat's score is multiplied: the finisher's line says by what.
+fn why_m(multiplier: i32) -> &'static str {
+    if multiplier > 1 {
+        " (the finish's multiplier)"
+    } else {
+        ""
+    }
+}
+
 fn is_zero(n: &i32) -> bool {
     *n == 0
 }
@@ -206,7 +215,11 @@ impl std::fmt::Display for ScoreBasis {
             }
             ScoreBasis::FinishersPartner => write!(f, "partner of the finisher: 0"),
             ScoreBasis::NeverOpened { multiplier } => {
-                write!(f, "never opened: 202 x {multiplier} = {p}")
+                write!(
+                    f,
+                    "never opened: 202 x {multiplier}{} = {p}",
+                    why_m(multiplier)
+                )
             }
             ScoreBasis::Opened {
                 kind,
@@ -233,7 +246,7 @@ impl std::fmt::Display for ScoreBasis {
                          table's rules say)"
                     )?;
                 }
-                write!(f, " x {multiplier}")?;
+                write!(f, " x {multiplier}{}", why_m(multiplier))?;
                 if okeys_held > 0 {
                     write!(f, " + {okeys_held} okey(s) held x 101")?;
                 }

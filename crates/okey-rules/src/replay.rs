@@ -190,7 +190,9 @@ pub fn narrate(events: &[Event]) -> Vec<ReplayLine> {
                         .map(|(i, _)| format!("meld {i}"))
                         .collect();
                     t.push_str(&format!(" (playable: {} could take it)", fits.join(", ")));
-                    if !before.rules.in_play_penalties {
+                    if before.racks[usize::from(*seat)].len() == 1 {
+                        t.push_str("; not charged: it is the last tile, it finishes the hand");
+                    } else if !before.rules.in_play_penalties {
                         t.push_str("; not charged: in-play penalties are off");
                     } else if before.rules.playable_discard == PlayableDiscard::Called {
                         t.push_str("; charged only if the next player calls it");

@@ -96,6 +96,10 @@ pub fn connect_lazy(url: &str) -> Result<TracedChannel> {
 }
 
 fn endpoint(url: &str) -> Result<Endpoint> {
+    // `127.0.0.1:50053` parses as a URI with no scheme and then never connects.
+    if !url.contains("://") {
+        bail!("`{url}` has no scheme: give the URL as http://{url} (or https:// for TLS)");
+    }
     Ok(Endpoint::from_shared(url.to_owned())
         .map_err(|_| anyhow!("`{url}` is not a URL (for example http://127.0.0.1:50053)"))?
         .connect_timeout(Duration::from_secs(3))

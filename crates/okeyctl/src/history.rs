@@ -153,16 +153,26 @@ impl Fetched {
                     continue;
                 };
                 next += 1;
+                let mut text = line.text.clone();
+                // How close the seat is to a bot taking it over (what the table noted).
+                if let TableEvent::Played { noted, .. } = event
+                    && let Some(n) = noted.in_a_row
+                {
+                    text.push_str(&format!(
+                        "; {n} in a row (a bot takes the seat at {})",
+                        self.rules.expiries_before_bot
+                    ));
+                }
                 out.push(ToldLine {
                     version: *version,
                     event: line.event.to_owned(),
-                    text: line.text.clone(),
+                    text,
                 });
                 if let (TableEvent::HandEnded { end, totals, .. }, Some(d)) = (event, deal) {
-                    let penalties = deals
-                        .all()
-                        .nth(d)
-                        .map(|events| folded(events).penalty_totals())
+                    let hand = deals.all().nth(d).map(|events| folded(events));
+                    let penalties = hand
+                        .as_ref()
+                        .map(|h| h.penalty_totals())
                         .unwrap_or_default();
                     for seat in 0..4 {
                         let summed = totals_before[seat]
@@ -189,6 +199,20 @@ impl Fetched {
                                 totals[seat]
                             ),
                         });
+                    }
+                    // With partners a team's total decides the match (the page's `teams`).
+                    if hand.as_ref().is_some_and(|h| h.rules.partners) {
+                        for team in 0..2 {
+                            out.push(ToldLine {
+                                version: *version,
+                                event: String::new(),
+                                text: format!(
+                                    "    team {team} (seats {team} and {}): match total {}",
+                                    team + 2,
+                                    totals[team] + totals[team + 2]
+                                ),
+                            });
+                        }
                     }
                     totals_before = *totals;
                     open = false;

@@ -97,7 +97,7 @@ struct VerifyArgs {
     /// and score is re-derived.
     table: String,
     /// The hand of the table, 1-based.
-    #[arg(long)]
+    #[arg(long, value_parser = hand_number())]
     hand: Option<u32>,
     #[command(flatten)]
     remote: Remote,
@@ -165,11 +165,17 @@ struct DemoArgs {
     grpcurl: String,
 }
 
+/// A hand number as the tables count them: 1 to 2^31 − 1 (the contract's 32-bit signed number).
+fn hand_number() -> clap::builder::RangedI64ValueParser<u32> {
+    clap::value_parser!(u32).range(1..=i64::from(i32::MAX))
+}
+
 #[derive(Args)]
 struct ExportHandArgs {
     /// The table: `tables/{id}` or the bare id.
     table: String,
     /// The hand number, 1-based.
+    #[arg(value_parser = hand_number())]
     hand: u32,
     #[command(flatten)]
     remote: Remote,
@@ -193,7 +199,7 @@ struct ReplayArgs {
     /// from the table service.
     source: String,
     /// The hand of `tables/{id}` to fetch, 1-based.
-    #[arg(long)]
+    #[arg(long, value_parser = hand_number())]
     hand: Option<u32>,
     #[command(flatten)]
     remote: Remote,
@@ -618,8 +624,19 @@ fn export_hand(args: &ExportHandArgs) -> ExitCode {
     }
     let text = okeyctl::history::to_jsonl(deals.last().expect("at least one deal"));
     match &args.out {
-        Some(path) => match std::fs::write(path, text) {
-            Ok(()) => ExitCode::SUCCESS,
+        Some(path) => match std::fs::write(path, &text) {
+            Ok(()) => {
+                eprintln!(
+                    "wrote hand {} ({} events) to {}: `okeyctl replay {}` tells it, `okeyctl \
+                     verify {}` checks it",
+                    args.hand,
+                    text.lines().count(),
+                    path.display(),
+                    path.display(),
+                    path.display()
+                );
+                ExitCode::SUCCESS
+            }
             Err(e) => {
                 eprintln!("okeyctl export-hand: cannot write {}: {e}", path.display());
                 ExitCode::from(1)

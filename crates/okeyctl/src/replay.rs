@@ -34,11 +34,25 @@ pub fn load_events(path: &Path) -> Result<Vec<Event>> {
             .context("not a list of hand events (each an object with a `type`)")?
     };
     match events.first() {
-        Some(Event::HandStarted { .. }) => Ok(events),
+        Some(Event::HandStarted { .. }) => {}
         Some(e) => bail!(
             "a hand's events start with hand_started, this one starts with {}",
             e.name()
         ),
         None => bail!("no events in the file"),
     }
+    // One hand per file: nothing follows its end (a cancelled hand's new deal is the next hand).
+    if let Some(end) = events
+        .iter()
+        .position(|e| matches!(e, Event::HandEnded { .. }))
+        && let Some(after) = events.get(end + 1)
+    {
+        bail!(
+            "the file holds more than one hand: event {} ({}) comes after the hand ended at event              {}; give each hand its own file (`okeyctl export-hand` writes one)",
+            end + 2,
+            after.name(),
+            end + 1
+        );
+    }
+    Ok(events)
 }

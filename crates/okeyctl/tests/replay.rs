@@ -134,5 +134,28 @@ fn a_changed_file_is_said_to_be_changed_by_replay_and_verify() {
         "{}",
         String::from_utf8_lossy(&checked.stdout)
     );
+
+    // Two hands in one file, each as the rules give it: neither told nor verified as one.
+    let ended = okeyctl::conformance::load(&scenario(
+        "034_keep_one_tile_then_finish_with_a_playable_tile.json",
+    ))
+    .unwrap();
+    let (_, _, first) = okeyctl::conformance::play(&ended).unwrap();
+    let mut two: Vec<serde_json::Value> = first
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect();
+    let after = two.len() + 1;
+    two.extend(values.iter().cloned());
+    let file = write("two.jsonl", &two);
+    for command in ["replay", "verify"] {
+        let out = okeyctl().arg(command).arg(&file).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command}: {said}");
+        assert!(
+            said.contains("more than one hand") && said.contains(&format!("event {after}")),
+            "{command}: {said}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

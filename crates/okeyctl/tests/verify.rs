@@ -154,6 +154,65 @@ async fn every_hand_of_a_played_match_verifies_and_an_altered_event_is_named() {
     assert_eq!(code, 0, "{printed}");
     assert!(printed.contains("verified: hand 1"), "{printed}");
 
+    // At a partners table the story ends each hand with the teams' totals, which decide it.
+    let channel = connect(port).await;
+    let mut admin = Client::new(channel.clone(), &settings, "admin", &["admin"]);
+    let partners = admin
+        .create(pb::RuleSet {
+            partners: Some(true),
+            ..okey_load::rules(1)
+        })
+        .await;
+    let mut players = Vec::new();
+    for seat in 0..4 {
+        let mut c = Client::new(
+            channel.clone(),
+            &settings,
+            &format!("t{seat}-{}", uuid()),
+            &["player"],
+        );
+        c.join(&partners, seat).await;
+        players.push(c);
+    }
+    play_match(&partners, &mut players).await;
+    let (code, told, said) = okeyctl(
+        &players[0].token,
+        &["replay", &partners, "--hand", "1", "--table-url", &url],
+    )
+    .await;
+    assert_eq!(code, 0, "{said}");
+    let total = |seat: usize| -> i64 {
+        let line = told
+            .lines()
+            .find(|l| l.contains(&format!("seat {seat}'s match total:")))
+            .unwrap_or_else(|| panic!("seat {seat}'s total is told: {told}"));
+        line.rsplit("= ")
+            .next()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    for team in 0..2 {
+        let line = format!(
+            "team {team} (seats {team} and {}): match total {}",
+            team + 2,
+            total(team) + total(team + 2)
+        );
+        assert!(told.contains(&line), "{line} in {told}");
+    }
+    let (_, classic, _) = okeyctl(
+        &token,
+        &["replay", &table, "--hand", "1", "--table-url", &url],
+    )
+    .await;
+    assert!(
+        !classic.contains("team 0"),
+        "no teams without partners: {classic}"
+    );
+
     // One stored event altered in the test's store: hand 1's first draw names another tile.
     let pool = sqlx::PgPool::connect(settings.database.url.expose())
         .await
