@@ -212,7 +212,7 @@ case "${1:-}" in
     for svc in "${SERVICES[@]}"; do
       printf '  %-12s 127.0.0.1:%s\n' "$svc" "${SERVICE_PORT[$svc]}"
     done
-    echo "Try: .tools/venv/bin/grpcurl -plaintext 127.0.0.1:${SERVICE_PORT[table]} list"
+    echo "Try: ${VENV#"$ROOT"/}/bin/grpcurl -plaintext 127.0.0.1:${SERVICE_PORT[table]} list"
     ;;
   down)
     for svc in "${SERVICES[@]}"; do stop "$svc"; done

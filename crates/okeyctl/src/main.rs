@@ -48,9 +48,10 @@ enum Top {
     /// From a file, or a hand fetched from the table service (`tables/{id} --hand N`, a token);
     /// a hand still in play (support tokens) is told up to its latest event, marked in play.
     Replay(ReplayArgs),
-    /// Play a match of four bots on the running platform (`make run`) and tell it hand by hand:
-    /// signs a guest in, creates the table with an operator token, follows it, writes each hand
-    /// for `okeyctl replay`.
+    /// Play a match on the running platform (`make run`) and tell it hand by hand: signs a
+    /// guest in, who finds a table with bots through matchmaking (--matchmaking, as `make run`
+    /// does) and plays its seat, or else a table of four bots created with an operator token;
+    /// follows it and writes each hand for `okeyctl replay`.
     Demo(DemoArgs),
     /// Write a hand's events, fetched from the table service (`GetHandHistory`, with a token), as
     /// a file `okeyctl replay` reads (one JSON event per line). A hand still in play (support
@@ -82,7 +83,15 @@ struct Remote {
 
 impl Remote {
     fn token(&self) -> Result<&str, String> {
-        self.token.as_deref().filter(|t| !t.is_empty()).ok_or_else(|| {
+        // A token copied with its header's scheme (`Bearer eyJ…`) is the same token.
+        let token = self.token.as_deref().map(|t| {
+            let t = t.trim();
+            t.strip_prefix("Bearer ")
+                .or_else(|| t.strip_prefix("bearer "))
+                .unwrap_or(t)
+                .trim()
+        });
+        token.filter(|t| !t.is_empty()).ok_or_else(|| {
             "an access token is needed: --token or OKEY_TOKEN (a player's from SignInAsGuest, or \
              `okeyctl token --role support` on a local run)"
                 .to_owned()
@@ -111,8 +120,8 @@ struct TokenArgs {
     /// The token's subject (its player id).
     #[arg(long, default_value = "okeyctl-support")]
     subject: String,
-    /// How long it lives.
-    #[arg(long, default_value_t = 900)]
+    /// How long it lives, in seconds (1 to 86,400).
+    #[arg(long, default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     ttl_secs: u64,
     /// The accounts service: its published keys, issuer and audience (by default on the port
     /// OKEY_ACCOUNTS_PORT names, as for `make run`).

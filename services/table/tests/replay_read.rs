@@ -207,6 +207,10 @@ async fn the_json_read_is_get_hand_history_s_access_audit_and_engine_fold() {
         let answer = read(port, bad_path, Some(&support_token)).await;
         assert_refused(&answer, *status, code, reason);
     }
+    // Reads are GETs: another method is told so in the same JSON form.
+    let posted = http(port, "POST", &hand1, &[], None).await;
+    assert_refused(&posted, 405, "UNIMPLEMENTED", "");
+    assert_eq!(posted.header("allow"), Some("GET, HEAD"));
     assert_eq!(audit_log(&mut support, &table).await.len(), 1);
 
     // To the end: the player reads it now, each step exactly the engine's fold of the stored

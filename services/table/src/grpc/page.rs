@@ -56,6 +56,7 @@ pub fn router(tables: Tables, auth: AuthLayer) -> Router {
         )
         .route("/replay/v1/{*rest}", get(read_hand))
         .fallback(not_found)
+        .method_not_allowed_fallback(only_get)
         .with_state(Page { tables, auth })
 }
 
@@ -200,6 +201,23 @@ async fn not_found(uri: Uri) -> Response {
             uri.path()
         ),
     )
+}
+
+/// Any method but GET (and HEAD) on a path that exists: the JSON error body, not an empty 405.
+async fn only_get(method: axum::http::Method, uri: Uri) -> Response {
+    let mut answer = refusal(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "UNIMPLEMENTED",
+        String::new(),
+        &format!(
+            "{method} is not served at `{}`: the page and the hands are read with GET",
+            uri.path()
+        ),
+    );
+    answer
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    answer
 }
 
 /// `tables/{id}/hands/{n}` of the read's path, as GetHandHistory's `table` and `hand_number`.
