@@ -309,10 +309,14 @@ fn state(
         okey: hand.okey.tile().to_string(),
         turn: hand.turn.seat,
         pile: hand.pile_len(),
-        side_discard: hand.side.map(|(seat, tile)| SideDiscard {
-            seat,
-            tile: tile.to_string(),
-        }),
+        // As the seat views show it (`SeatView.side_discard`): no longer once it was taken, given
+        // back or passed over with a draw.
+        side_discard: hand
+            .side_discard_on_offer()
+            .map(|tile| SideDiscard {
+                seat: okey_rules::prev_seat(hand.turn.seat),
+                tile: tile.to_string(),
+            }),
         seats: std::array::from_fn(|s| SeatState {
             seat: s as Seat,
             occupant: seats[s].clone(),
@@ -560,6 +564,12 @@ mod tests {
                 );
             }
             assert_eq!(step.state.pile, hand.pile_len());
+            // The side discard as the seat views show it: on offer until taken or passed over.
+            assert_eq!(
+                step.state.side_discard.as_ref().map(|d| d.tile.clone()),
+                hand.side_discard_on_offer().map(|t| t.to_string()),
+                "step {i}"
+            );
             assert_eq!(step.state.melds.len(), hand.table.len());
             assert_eq!(
                 step.state.seats[3].occupant.as_deref(),
