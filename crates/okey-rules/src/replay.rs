@@ -385,7 +385,8 @@ mod tests {
             finish(4, true, false, true),
             "went out: -101 x 4 (direct finish, opened with pairs) = -404"
         );
-        // `solo` and `practice` count only the okey finish.
+        // A stored rule set may turn factors off (no preset does): the text says which were not
+        // doubled.
         assert_eq!(
             finish(1, false, false, true),
             "went out: -101 x 1 (opened with pairs: not doubled under this table's rules) = -101"

@@ -33,28 +33,32 @@ pub enum MatchLength {
     PenaltyLimit(i64),
 }
 
-/// How a real okey left in an opened rack is scored at the end of a hand.
+/// How a real okey left in an opened rack is scored at the end of a hand. Every preset uses
+/// RULES.md's `Surcharge101`; `OkeyNumber` stays so that tables stored with it replay exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HeldOkey {
     /// 101 per okey on top of the rack, never multiplied (RULES.md).
     Surcharge101,
-    /// Counts the okey's number like any other tile (seed 003).
+    /// Counts the okey's number like any other tile (seed 003's wording, which RULES.md overrides).
     OkeyNumber,
 }
 
-/// How players who never opened are scored (seed 004 fixes 404/808 where RULES.md multiplies).
+/// How players who never opened are scored. Every preset uses RULES.md's `Multiplied`; `Seed004`
+/// stays so that tables stored with it replay exactly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UnopenedScoring {
     /// 202 × the finish multiplier (RULES.md).
     Multiplied,
-    /// Seed 004: 202; 404 when the finisher discards the okey or finished with pairs; 808 for both;
-    /// after a direct finish every opponent gets 404, or 808 if the final discard is the okey.
+    /// Seed 004 read literally: 202; 404 when the finisher discards the okey or finished with
+    /// pairs; 808 for both; after a direct finish every opponent gets 404, or 808 if the final
+    /// discard is the okey; opened racks are not multiplied. RULES.md overrides it.
     Seed004,
 }
 
-/// Which factors make up the finish multiplier m = 2^(d + o + p).
+/// Which factors make up the finish multiplier m = 2^(d + o + p). Every preset turns all three
+/// on (RULES.md); a stored table may have some off and replays with them off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Multipliers {
     /// d: the finisher had not opened before this turn.
@@ -77,10 +81,13 @@ pub struct RuleSet {
     pub playable_discard: PlayableDiscard,
     pub act_after_opening_same_turn: bool,
     pub pairs_take_discard: bool,
-    /// With `raising`, whether an accepted pair opening raises the pair threshold (seed 001: no).
+    /// With `raising`, whether an accepted pair opening raises the pair threshold. On in every
+    /// preset (RULES.md); off only in stored tables, which replay with it off.
     pub pairs_raise_threshold: bool,
     /// A pair opener may add at most this many tiles to table melds per turn (seed 001: 2).
     pub pair_opener_adds_per_turn: Option<u8>,
+    /// No preset changes this, `unopened_scoring` or `multipliers` from RULES.md's: they stay so
+    /// that tables stored with other values replay exactly.
     pub held_okey: HeldOkey,
     pub unopened_scoring: UnopenedScoring,
     pub multipliers: Multipliers,
@@ -130,16 +137,18 @@ impl From<InvalidRuleSet> for String {
 pub enum Preset {
     /// Seed 000, the reading RULES.md fixes: the default.
     Classic,
-    /// Seed 001 (a "how to play" page): 12-13-1 runs, raising where pairs do not raise, pair
-    /// openers add at most 2 tiles a turn, totals floored at zero, playable discards called.
+    /// Seed 001 (a "how to play" page): 12-13-1 runs, pair openers add at most 2 tiles a turn,
+    /// totals floored at zero, playable discards called, a penalty limit of 1001. Thresholds are
+    /// standard; raising is the variant a table may pick, and then it is RULES.md's (pairs too).
     Yudum,
-    /// Seed 002 (a browser game with computer opponents): only finishing with an okey multiplies,
-    /// five hands.
+    /// Seed 002 (a browser game with computer opponents): five hands. Scoring is RULES.md's
+    /// (the seed names only the okey finish's doubling and is silent on the other factors).
     Practice,
-    /// Seed 003 (a single-player app): no table actions in the opening turn, held okeys count
-    /// the okey's number, matches of 3, 5 or 9 rounds.
+    /// Seed 003 (a single-player app): no table actions in the opening turn, matches of 3, 5 or
+    /// 9 rounds. Scoring is RULES.md's: a held okey costs 101 on top, not the okey's number.
     Solo,
-    /// Seed 004 (a penalty reference): never-opened players get 404/808 in the cases it lists.
+    /// Seed 004 (a penalty reference): changes no option; its in-play penalties are RULES.md's,
+    /// and so is its scoring, also after a direct finish.
     Penalties,
 }
 
@@ -255,44 +264,35 @@ impl Preset {
         };
         match self {
             Preset::Classic => classic,
+            // Seed 001 offers both variants and both ways of catching a playable discard as the
+            // table creator's choice ("Variant: standard or raising", "The table creator chooses
+            // how it is caught"): the preset takes the first it names for each, the standard bar
+            // ("At a raising table …" is the other variant) and the opponent's call.
             Preset::Yudum => RuleSet {
                 preset: self,
                 run_wraps_12_13_1: true,
-                threshold: Threshold::Raising,
-                pairs_raise_threshold: false,
                 pair_opener_adds_per_turn: Some(2),
                 playable_discard: PlayableDiscard::Called,
                 floor_totals_at_zero: true,
                 match_length: MatchLength::PenaltyLimit(1001),
                 ..classic
             },
+            // Scoring is RULES.md's in every preset (m = 2^(d+o+p), 101 per held okey): where a
+            // seed's scoring says less it is silent, and where it says otherwise (seed 003's held
+            // okey at its number, seed 004's flat 404 on a direct finish) RULES.md stands.
             Preset::Practice => RuleSet {
                 preset: self,
-                multipliers: Multipliers {
-                    direct_finish: false,
-                    okey_finish: true,
-                    pairs_finish: false,
-                },
                 match_length: MatchLength::Hands(5),
                 ..classic
             },
             Preset::Solo => RuleSet {
                 preset: self,
-                // Seed 003's table multiplies only the okey finish ("Went out with an okey as
-                // the last tile | -202"); like seed 002 it names no direct or pairs multiplier.
-                multipliers: Multipliers {
-                    direct_finish: false,
-                    okey_finish: true,
-                    pairs_finish: false,
-                },
                 act_after_opening_same_turn: false,
-                held_okey: HeldOkey::OkeyNumber,
                 match_length: MatchLength::Hands(5),
                 ..classic
             },
             Preset::Penalties => RuleSet {
                 preset: self,
-                unopened_scoring: UnopenedScoring::Seed004,
                 ..classic
             },
         }
@@ -544,6 +544,53 @@ mod tests {
         for (r, field) in too_long {
             assert_eq!(r.validate().unwrap_err().field, field);
         }
+    }
+
+    #[test]
+    fn every_preset_scores_and_raises_as_rules_md_says() {
+        let classic = Preset::Classic.rules();
+        for p in Preset::ALL {
+            let r = p.rules();
+            assert_eq!(r.held_okey, HeldOkey::Surcharge101, "{}", p.name());
+            assert_eq!(
+                r.unopened_scoring,
+                UnopenedScoring::Multiplied,
+                "{}",
+                p.name()
+            );
+            assert_eq!(r.multipliers, classic.multipliers, "{}", p.name());
+            assert!(r.pairs_raise_threshold, "{}", p.name());
+        }
+        assert_eq!(
+            classic.multipliers,
+            Multipliers {
+                direct_finish: true,
+                okey_finish: true,
+                pairs_finish: true,
+            }
+        );
+        // Seed 001 leaves the variant to the table; the preset is standard until one picks raising.
+        assert_eq!(Preset::Yudum.rules().threshold, Threshold::Standard);
+    }
+
+    #[test]
+    fn a_stored_rule_set_keeps_the_options_no_preset_sets() {
+        // Tables created before the presets followed RULES.md hold these values and replay them.
+        let stored = RuleSet {
+            threshold: Threshold::Raising,
+            pairs_raise_threshold: false,
+            held_okey: HeldOkey::OkeyNumber,
+            unopened_scoring: UnopenedScoring::Seed004,
+            multipliers: Multipliers {
+                direct_finish: false,
+                okey_finish: true,
+                pairs_finish: false,
+            },
+            ..Preset::Solo.rules()
+        };
+        let back: RuleSet = serde_json::from_value(serde_json::to_value(&stored).unwrap()).unwrap();
+        assert_eq!(back, stored);
+        assert_eq!(stored.validate(), Ok(()));
     }
 
     #[test]

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use okeyctl::conformance::{compare, load, play};
+use okey_rules::ruleset::{HeldOkey, Multipliers, UnopenedScoring};
+use okey_rules::{Hand, Outcome, RuleSet, Threshold};
+use okeyctl::conformance::{command_from, compare, deal_from, load, play, rules_from};
 use serde_json::Value;
 
 fn repo_root() -> PathBuf {
@@ -95,6 +97,89 @@ fn every_shared_example_passes() {
         files.len(),
         failed.join("\n")
     );
+}
+
+/// Plays a project scenario's deal and commands under `rules` instead of its own rule set (a step
+/// the engine refuses is skipped, as in `play`); the hand as it ends.
+fn replay_under(file: &str, rules: impl FnOnce(RuleSet) -> RuleSet) -> Hand {
+    let s = load(&project_dir().join(file)).expect("the scenario loads");
+    let (preset_rules, _) = rules_from(&s.rules).expect("its rules");
+    let start = Hand::start(rules(preset_rules), deal_from(&s.deal).expect("its deal"))
+        .expect("a valid deal");
+    let mut hand = Hand::from_start(&start);
+    for step in &s.steps {
+        if let Ok(command) = command_from(step) {
+            let _ = hand.apply(step.seat, &command);
+        }
+    }
+    hand
+}
+
+/// No preset sets `held_okey`, `unopened_scoring`, `multipliers` or `pairs_raise_threshold` away
+/// from RULES.md any more, but tables stored with the earlier `solo`, `penalties`, `practice` and
+/// `yudum` rule sets keep them and must replay to the scores they were played with. Each case
+/// replays a scenario's hand under such a stored rule set; the scores are those the scenario
+/// expected when its preset set these options.
+#[test]
+fn stored_rule_sets_with_the_options_no_preset_sets_still_replay() {
+    let okey_finish_only = Multipliers {
+        direct_finish: false,
+        okey_finish: true,
+        pairs_finish: false,
+    };
+    let old_solo = |r: RuleSet| RuleSet {
+        held_okey: HeldOkey::OkeyNumber,
+        multipliers: okey_finish_only,
+        ..r
+    };
+    let old_penalties = |r: RuleSet| RuleSet {
+        unopened_scoring: UnopenedScoring::Seed004,
+        ..r
+    };
+    let scores = |hand: &Hand| hand.end.map(|e| e.scores);
+    // Pile-out, a held okey at its number: 18 + 10.
+    let hand = replay_under(
+        "118_solo_no_lay_in_the_opening_turn_and_a_held_okey_costs_101.json",
+        old_solo,
+    );
+    assert_eq!(scores(&hand), Some([28, 202, 202, 202]));
+    // A pair opener's finish with m = 1; a pair opener's okey counts 10 inside 2 x (37 + 10).
+    let hand = replay_under(
+        "141_solo_pair_finish_doubles_and_a_held_okey_costs_101.json",
+        old_solo,
+    );
+    assert_eq!(scores(&hand), Some([-101, 49, 202, 94]));
+    // A direct finish without the direct factor.
+    let hand = replay_under("115_practice_direct_finish_doubles.json", |r| RuleSet {
+        multipliers: okey_finish_only,
+        ..r
+    });
+    assert_eq!(scores(&hand), Some([-101, 202, 202, 202]));
+    // Seed 004 read literally: a flat 404 to every opponent after a direct finish ...
+    let hand = replay_under(
+        "119_penalties_preset_direct_finish_opened_rack_x2_never_opened_404.json",
+        old_penalties,
+    );
+    assert_eq!(scores(&hand), Some([404, -202, 404, 404]));
+    // ... and after an okey finish 404 for the never-opened, opened racks at face value.
+    let hand = replay_under(
+        "142_penalties_okey_finish_doubles_opened_racks_too.json",
+        old_penalties,
+    );
+    assert_eq!(scores(&hand), Some([-202, 34, 217, 404]));
+    // Raising where pair openings do not raise: 5 pairs after 5 and 6 after 6 are accepted, and
+    // the fourth accepted pair opening cancels the hand.
+    let old_yudum = |r: RuleSet| RuleSet {
+        threshold: Threshold::Raising,
+        pairs_raise_threshold: false,
+        ..r
+    };
+    let hand = replay_under(
+        "287_yudum_raising_after_5_pairs_the_next_pair_opening_needs_6.json",
+        old_yudum,
+    );
+    assert!(hand.opened.iter().all(Option::is_some));
+    assert_eq!(hand.end.map(|e| e.outcome), Some(Outcome::Cancelled));
 }
 
 #[test]

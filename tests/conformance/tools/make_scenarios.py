@@ -747,5 +747,6 @@ if __name__ == "__main__":
     import scenarios_h  # noqa: F401
     import scenarios_i  # noqa: F401
     import scenarios_j  # noqa: F401
+    import scenarios_k  # noqa: F401
     here = Path(__file__).resolve().parent.parent
     print(write_all(here), "scenarios written")

@@ -3,7 +3,8 @@
 A scenario names only the tiles that matter; `scenario()` fills every rack to 21/22 tiles and the
 pile to the wanted length with filler tiles, checking that no tile is used more often than the
 106-tile set has it. Fillers are never okeys or false jokers, never a tile listed in `avoid`, and
-are chosen deterministically (seeded by the file name), so re-running gives the same files.
+are chosen deterministically (seeded by the file name, or the `seed` a scenario gives), so re-running
+gives the same files.
 
 Expected results are never computed here: each scenario states them, worked out from RULES.md.
 """
@@ -107,9 +108,10 @@ SCENARIOS = []
 
 
 def scenario(file, name, *, steps, end, rules=None, ind="R9", first=0, racks=("", "", "", ""), pile="",
-             pile_len=20, avoid=""):
+             pile_len=20, avoid="", seed=None):
     """Registers one scenario. `racks` and `pile` list the tiles that matter (the pile's first tiles
-    are drawn first); everything else is filler."""
+    are drawn first); everything else is filler. Fillers are drawn with `seed`, the file name unless
+    given (a renamed scenario keeps its former name here, so its racks stay the ones checked)."""
     racks = [split(r) for r in racks]
     pile = split(pile)
     used = Counter([ind] + [t for r in racks for t in r] + pile)
@@ -122,7 +124,7 @@ def scenario(file, name, *, steps, end, rules=None, ind="R9", first=0, racks=(""
     okey = okey_of(ind)
     banned = {okey, "F"} | set(split(avoid))
     pool = [t for t in sorted((limit - used).elements()) if t not in banned]
-    random.Random(file).shuffle(pool)
+    random.Random(file if seed is None else seed).shuffle(pool)
     out_racks = []
     for seat, rack in enumerate(racks):
         want = 22 if seat == first else 21

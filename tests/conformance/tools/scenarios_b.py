@@ -1077,19 +1077,27 @@ scenario(
     end=in_progress(),
 )
 
+# Seed 001 offers "Variant: standard or raising"; `yudum` is standard unless the table picks raising.
+# At a raising table RULES.md raises both bars ("an accepted pair opening of n pairs makes the pair
+# threshold at least n+1. The two rise independently"): seat 0's 6 pairs make the pair bar 7, so
+# seat 1's 5 pairs are a wrong opening (101) and its 7 pairs, next turn, open; no pair opening
+# touches the meld bar, so seat 2's K9-K13 (55) + B8-B12 (50) = 105 opens and makes it 106, and
+# seat 3's 105 is wrong (101).
 scenario(
-    "114_yudum_pair_openings_do_not_raise_meld_openings_do",
-    "yudum raising: after 6 pairs, 5 pairs still open; after a 105 meld opening, 105 is wrong",
-    rules={"preset": "yudum"},
-    racks=["R1 R1 R2 R2 R3 R3 R4 R4 R5 R5 R6 R6 Y13",
-           "Y1 Y1 Y2 Y2 Y3 Y3 Y4 Y4 Y5 Y5 Y12",
+    "114_yudum_raising_pairs_lift_the_pair_bar_and_melds_the_meld_bar",
+    "yudum at a raising table: after 6 pairs the pair bar is 7 (5 pairs are a wrong opening, 7 open); pair openings leave the meld bar at 101, so 105 opens, and after it 105 is wrong",
+    rules={"preset": "yudum", "threshold": "raising"},
+    racks=["R1 R1 R2 R2 R3 R3 R4 R4 R5 R5 R6 R6 Y13 B1",
+           "Y1 Y1 Y2 Y2 Y3 Y3 Y4 Y4 Y5 Y5 Y6 Y6 Y7 Y7 Y12 Y9",
            f"{K9_13} B8 B9 B10 B11 B12 Y11",
            f"{K9_13} B8 B9 B10 B11 B12 Y10"],
     steps=[
         open_(0, "R1 R1 | R2 R2 | R3 R3 | R4 R4 | R5 R5 | R6 R6"), discard(0, "Y13"),
-        draw(1), open_(1, "Y1 Y1 | Y2 Y2 | Y3 Y3 | Y4 Y4 | Y5 Y5"), discard(1, "Y12"),
+        draw(1), open_(1, "Y1 Y1 | Y2 Y2 | Y3 Y3 | Y4 Y4 | Y5 Y5", pen=[P(1, 101, WO)]), discard(1, "Y12"),
         draw(2), open_(2, f"{K9_13} | B8 B9 B10 B11 B12"), discard(2, "Y11"),
         draw(3), open_(3, f"{K9_13} | B8 B9 B10 B11 B12", pen=[P(3, 101, WO)]), discard(3, "Y10"),
+        draw(0), discard(0, "B1"),
+        draw(1), open_(1, "Y1 Y1 | Y2 Y2 | Y3 Y3 | Y4 Y4 | Y5 Y5 | Y6 Y6 | Y7 Y7"), discard(1, "Y9"),
     ],
     end=in_progress(),
 )
@@ -1097,27 +1105,35 @@ scenario(
 EX05_RACK = "K1 K2 K3 K4 K5 B1 B2 B3 B4 B5 Y9 Y10 Y11 Y12 Y13 B11 B12 B13 K13 R13 B13"
 EX05_OPEN = "K1 K2 K3 K4 K5 | B1 B2 B3 B4 B5 | Y9 Y10 Y11 Y12 Y13 | B11 B12 B13 | K13 R13 B13"
 
+# Seeds 002 and 003 name only the okey finish's doubling; on a direct finish and a pair opener's
+# finish they are silent, so RULES.md's m = 2^(d+o+p) applies whole. A renamed scenario keeps its
+# former file name as the filler seed (`seed=`), so its racks are the ones checked before.
 scenario(
-    "115_practice_direct_finish_is_not_multiplied",
-    "practice (seed 002): only an okey finish multiplies, so a direct finish scores -101 and 202",
+    "115_practice_direct_finish_doubles",
+    "practice (seed 002 is silent on a direct finish, so RULES.md's d applies): m = 2: -101 x 2 = -202; never opened 202 x 2 = 404",
     rules={"preset": "practice"},
     racks=[f"{EX05_RACK} Y1", "", "", ""],
     steps=[open_(0, EX05_OPEN), discard(0, "Y1")],
-    end=finished(0, [-101, 202, 202, 202]),
+    end=finished(0, [-202, 404, 404, 404]),
+    seed="115_practice_direct_finish_is_not_multiplied",
 )
 
 scenario(
-    "116_practice_okey_finish_doubles",
-    "practice: a direct finish with the okey counts only the okey: m = 2",
+    "116_practice_direct_okey_finish_multiplies_by_4",
+    "practice: a direct finish with the okey: d and o, m = 4: -101 x 4 = -404; never opened 202 x 4 = 808",
     rules={"preset": "practice"},
     racks=[f"{EX05_RACK} R10", "", "", ""],
     steps=[open_(0, EX05_OPEN), discard(0, "R10")],
-    end=finished(0, [-202, 404, 404, 404]),
+    end=finished(0, [-404, 808, 808, 808]),
+    seed="116_practice_okey_finish_doubles",
 )
 
+# Seat 0 (ten pairs) goes out on a later turn with B1: p = 1, m = 2. Seat 1 (melds) keeps K1 K2 K3
+# B3 B4 B5 Y6 Y7 R6 R7 K5 = 49; seat 3 (five pairs) keeps K4 B2 K1 K2 K3 B3 R6 R7 B4 B5 = 37 and an
+# okey R10.
 scenario(
-    "117_practice_pair_finish_is_not_multiplied",
-    "practice: a pair opener's finish has m = 1; pair openers' racks still count double",
+    "117_practice_pair_finish_doubles",
+    "practice: a pair opener goes out in a later turn (p): m = 2: -202; opened 49 x 2 = 98; never opened 404; pair opener 2 x 37 x 2 + 101 held okey = 249",
     rules={"preset": "practice"},
     racks=[f"{PAIRS10_TILES} B1 B2",
            SEAT1_MELDER,
@@ -1131,13 +1147,16 @@ scenario(
         draw(3), open_(3, "K6 K6 | K7 K7 | B6 B6 | B7 B7 | Y8 Y8"), discard(3, "Y11"),
         draw(0), add(0, 10, "K8"), discard(0, "B1"),
     ],
-    end=finished(0, [-101, 49, 202, 175]),
+    end=finished(0, [-202, 98, 404, 249]),
+    seed="117_practice_pair_finish_is_not_multiplied",
 )
 
-# Solo: seat 0 keeps R10 R1 Y1 B1 K1 R2 Y2 B2 K2 R3 Y3: 18 + the okey's number 10 = 28.
+# Solo: seat 0 keeps R10 R1 Y1 B1 K1 R2 Y2 B2 K2 R3 Y3: 18 + 101 for the held okey = 119. Seed 003
+# counts a held okey at the okey's number (18 + 10 = 28); RULES.md ("A held okey counts 101 instead
+# of its number") stands.
 scenario(
-    "118_solo_no_lay_in_the_opening_turn_and_held_okey_counts_its_number",
-    "solo (seed 003): no lay in the opening turn; an okey left in an opened rack counts 10, not 101",
+    "118_solo_no_lay_in_the_opening_turn_and_a_held_okey_costs_101",
+    "solo (seed 003): no lay in the opening turn; at the pile-out an okey left in the opened rack costs 101 on top (RULES.md), not its number: 18 + 101 = 119",
     rules={"preset": "solo"},
     racks=["K9 K10 K11 K12 K13 Y9 Y10 Y11 Y12 Y13 R10 R1 Y1 B1 K1 R2 Y2 B2 K2 R3 Y3 B4",
            "R5", "R6", "R7"],
@@ -1148,7 +1167,8 @@ scenario(
         discard(0, "B4"),
         draw(1), discard(1, "R5"), draw(2), discard(2, "R6"), draw(3), discard(3, "R7"),
     ],
-    end=pile_empty([28, 202, 202, 202]),
+    end=pile_empty([119, 202, 202, 202]),
+    seed="118_solo_no_lay_in_the_opening_turn_and_held_okey_counts_its_number",
 )
 
 SEAT1_DIRECT = "B1 B2 B3 B4 B5 R1 R2 R3 R4 R5 B9 B10 B11 B12 B13 R11 R12 R13 K1 K2"
@@ -1164,17 +1184,22 @@ SEAT1_DIRECT_FINISH = dict(
     ],
 )
 
+# Seed 004's "Direct finish: every opponent gets 404, or 808 if the final discard is the okey"
+# contradicts RULES.md for an opened opponent, so RULES.md stands: the never-opened get 202 x m,
+# an opened seat its rack x m. Seat 0 keeps its 11 fillers B5 K3 K7 R2 R3 R4 R6 R6 Y2 Y2 Y5 = 45.
 scenario(
-    "119_penalties_preset_direct_finish_gives_every_opponent_404",
-    "penalties (seed 004): after a direct finish every opponent gets 404, even one who opened",
+    "119_penalties_preset_direct_finish_opened_rack_x2_never_opened_404",
+    "penalties (seed 004): a direct finish has m = 2 (RULES.md): the opened seat 0 scores its rack 45 x 2 = 90, not a flat 404; never opened 202 x 2 = 404; finisher -202",
     rules={"preset": "penalties"},
-    end=finished(1, [404, -202, 404, 404]),
+    end=finished(1, [90, -202, 404, 404]),
+    seed="119_penalties_preset_direct_finish_gives_every_opponent_404",
     **SEAT1_DIRECT_FINISH,
 )
 
+# Seat 0 keeps B12 B13 K2 K13 R4 R8 R13 Y5 Y6 Y8 Y13 = 97.
 scenario(
-    "120_penalties_preset_direct_okey_finish_gives_every_opponent_808",
-    "penalties (seed 004): a direct finish with the okey gives every opponent 808",
+    "120_penalties_preset_direct_okey_finish_opened_rack_x4_never_opened_808",
+    "penalties (seed 004): a direct finish with the okey has m = 4: the opened seat 0 scores 97 x 4 = 388, not a flat 808; never opened 202 x 4 = 808; finisher -404",
     rules={"preset": "penalties"},
     racks=[f"{K9_13} {Y9_13} Y6", f"{SEAT1_DIRECT} R10", "", ""],
     pile="K3",
@@ -1182,12 +1207,13 @@ scenario(
         open_(0, f"{K9_13} | {Y9_13}"), discard(0, "Y6"),
         draw(1), open_(1, SEAT1_DIRECT_OPEN), discard(1, "R10"),
     ],
-    end=finished(1, [808, -404, 808, 808]),
+    end=finished(1, [388, -404, 808, 808]),
+    seed="120_penalties_preset_direct_okey_finish_gives_every_opponent_808",
 )
 
 scenario(
     "121_classic_direct_finish_multiplies_an_opened_rack",
-    "classic, same hand as the seed-004 one: the opened seat 0 scores its rack x 2 instead of 404",
+    "classic, the hand of 119 with a named rack: the opened seat 0 scores its rack x 2 (66 x 2 = 132)",
     racks=[f"{K9_13} {Y9_13} Y6 R6 R7 Y7 B7 K7 K6 B6 Y8 R8 Y2 B2", f"{SEAT1_DIRECT} Y1", "", ""],
     pile="K3",
     steps=[

@@ -68,38 +68,41 @@ scenario(
 )
 
 # ---------------------------------------------------------------------------------------------
-# solo (seed 003): only the okey finish multiplies
+# solo (seed 003): RULES.md's m = 2^(d+o+p), a held okey 101 on top
 # ---------------------------------------------------------------------------------------------
 
 # Seed 003's table: "The player who went out | -101", "Went out with an okey as the last tile |
-# -202", nothing for a direct finish or a pair opener. Seat 0 lays 21 tiles at once and goes
-# out with Y1: a direct finish, m = 1 at a solo table (classic would give -202 and 404).
+# -202", nothing for a direct finish or a pair opener: silent on d and p, so RULES.md's m applies
+# whole. Each scenario keeps its former file name as the filler seed, so its racks are unchanged.
+# Seat 0 lays 21 tiles at once and goes out with Y1: a direct finish, m = 2.
 scenario(
-    "139_solo_direct_finish_is_not_multiplied",
-    "solo (seed 003): a direct finish scores -101 and 202 for the others; only the okey finish multiplies",
+    "139_solo_direct_finish_doubles",
+    "solo (seed 003 is silent on a direct finish, so RULES.md's d applies): m = 2: -101 x 2 = -202; never opened 202 x 2 = 404",
     rules={"preset": "solo"},
     racks=[f"{EX05_RACK} Y1", "", "", ""],
     steps=[open_(0, EX05_OPEN), discard(0, "Y1")],
-    end=finished(0, [-101, 202, 202, 202]),
+    end=finished(0, [-202, 404, 404, 404]),
+    seed="139_solo_direct_finish_is_not_multiplied",
 )
 
-# The same direct finish with the okey as the last tile: m = 2 from the okey alone (classic: 4).
+# The same direct finish with the okey as the last tile: d and o, m = 4.
 scenario(
-    "140_solo_direct_finish_with_the_okey_doubles_once",
-    "solo: a direct finish with the okey is -202 and 404 each (x2 for the okey, nothing for the direct finish)",
+    "140_solo_direct_okey_finish_multiplies_by_4",
+    "solo: a direct finish with the okey: d and o, m = 4: -101 x 4 = -404; never opened 202 x 4 = 808",
     rules={"preset": "solo"},
     racks=[f"{EX05_RACK} R10", "", "", ""],
     steps=[open_(0, EX05_OPEN), discard(0, "R10")],
-    end=finished(0, [-202, 404, 404, 404]),
+    end=finished(0, [-404, 808, 808, 808]),
+    seed="140_solo_direct_finish_with_the_okey_doubles_once",
 )
 
-# Seat 0 opens with ten pairs and goes out on its next turn: m = 1 at a solo table (classic: 2).
-# Seat 1 (melds) keeps K1 K2 K3 B3 B4 B5 Y6 Y7 R6 R7 K5 = 49. Seat 2 never opened: 202. Seat 3
-# (pairs) keeps R10 K4 B2 K1 K2 K3 B3 R6 R7 B4 B5: 37 and the okey, which counts its number 10 at
-# a solo table ("Okeys and false jokers left in hand count as the okey's number"): 2 x 47 = 94.
+# Seat 0 opens with ten pairs and goes out on its next turn with B1: p = 1, m = 2. Seat 1 (melds)
+# keeps K1 K2 K3 B3 B4 B5 Y6 Y7 R6 R7 K5 = 49: 98. Seat 2 never opened: 404. Seat 3 (pairs) keeps
+# K4 B2 K1 K2 K3 B3 R6 R7 B4 B5 = 37 and the okey R10, which costs 101 on top, never multiplied
+# (RULES.md; seed 003 would count it 10 inside the sum): 2 x 37 x 2 + 101 = 249.
 scenario(
-    "141_solo_pair_finish_is_not_multiplied",
-    "solo: a pair opener's finish has m = 1; a pair opener's rack still counts double, its okey as 10",
+    "141_solo_pair_finish_doubles_and_a_held_okey_costs_101",
+    "solo: a pair opener goes out in a later turn (p): m = 2: -202; opened 49 x 2 = 98; never opened 404; pair opener 2 x 37 x 2 + 101 held okey = 249",
     rules={"preset": "solo"},
     racks=[f"{PAIRS10_TILES} B1 B2",
            SEAT1_MELDER,
@@ -113,23 +116,23 @@ scenario(
         draw(3), open_(3, "K6 K6 | K7 K7 | B6 B6 | B7 B7 | Y8 Y8"), discard(3, "Y11"),
         draw(0), add(0, 10, "K8"), discard(0, "B1"),
     ],
-    end=finished(0, [-101, 49, 202, 94]),
+    end=finished(0, [-202, 98, 404, 249]),
+    seed="141_solo_pair_finish_is_not_multiplied",
 )
 
 # ---------------------------------------------------------------------------------------------
-# penalties (seed 004): an okey or pairs finish multiplies only the never-opened
+# penalties (seed 004): RULES.md's scoring, opened racks multiplied like the never-opened
 # ---------------------------------------------------------------------------------------------
 
-# Seat 0 opens on turn 0 (192) and goes out on turn 4 with the okey it draws: o = 1. Seed 004:
-# "Finisher discards the okey or finishes with doubles: each player who never opened gets 404
-# instead of 202", while "Players who opened: penalty equal to the total face value of the tiles
-# left on their rack" — opened racks are not doubled. Seat 1 (melds) keeps Y1 Y2 Y3 B1 B3 K1 K2
-# K3 R6 R7 Y5 = 34. Seat 2 (pairs) keeps Y4 B4 K5 B5 Y7 K7 K8 Y8 R8 R2 = 58 and an okey: 2 x 58
-# + 101 = 217. Seat 3 never opened: 404. The finisher: -101 x 2 (RULES.md; the seed is silent).
-# Classic would give -202, 68, 333, 404.
+# Seat 0 opens on turn 0 (192) and goes out on turn 4 with the okey it draws: o = 1, m = 2. Seed
+# 004 says the never-opened get "404 instead of 202" here, which is RULES.md's 202 x 2, and for
+# opened racks "the total face value of the tiles left on their rack": RULES.md multiplies those
+# by m too, and RULES.md stands. Seat 1 (melds) keeps Y1 Y2 Y3 B1 B3 K1 K2 K3 R6 R7 Y5 = 34: 68.
+# Seat 2 (pairs) keeps Y4 B4 K5 B5 Y7 K7 K8 Y8 R8 R2 = 58 and an okey: 2 x 58 x 2 + 101 = 333.
+# Seat 3 never opened: 404. The finisher: -101 x 2.
 scenario(
-    "142_penalties_okey_finish_doubles_only_the_never_opened",
-    "penalties (seed 004): after an okey finish the never-opened get 404, opened racks count their face value once",
+    "142_penalties_okey_finish_doubles_opened_racks_too",
+    "penalties (seed 004): an okey finish (m = 2) doubles opened racks too (RULES.md): -202; 34 x 2 = 68; pair opener 2 x 58 x 2 + 101 = 333; never opened 404",
     rules={"preset": "penalties"},
     racks=[f"{K9_13} {Y9_13} {B10_13} R11 R12 R13 R1 R2 R3 R4 B2",
            f"{K9_13} {Y9_13} Y1 Y2 Y3 B1 B3 K1 K2 K3 R6 R7 B6",
@@ -143,15 +146,16 @@ scenario(
         draw(3), discard(3, "R12"),
         draw(0), lay(0, "R1 R2 R3 R4"), discard(0, "R10"),
     ],
-    end=finished(0, [-202, 34, 217, 404]),
+    end=finished(0, [-202, 68, 333, 404]),
+    seed="142_penalties_okey_finish_doubles_only_the_never_opened",
 )
 
-# The hand of 141 at a penalties table: a pair opener goes out on a later turn, p = 1. The
-# never-opened seat 2 gets 404; seat 1 (melds) 49 and seat 3 (pairs) 2 x 37 + 101 = 175 are not
-# doubled again; the finisher -202. Classic would give -202, 98, 404, 249.
+# The hand of 141 at a penalties table: a pair opener goes out on a later turn, p = 1, m = 2: the
+# never-opened seat 2 gets 404, seat 1 (melds) 49 x 2 = 98, seat 3 (pairs) 2 x 37 x 2 + 101 = 249
+# (the held okey 101 on top, "never doubled"), the finisher -202.
 scenario(
-    "143_penalties_pair_finish_doubles_only_the_never_opened",
-    "penalties: after a pair opener's finish the never-opened get 404, opened racks are not doubled for it",
+    "143_penalties_pair_finish_doubles_opened_racks_too",
+    "penalties: a pair opener's finish (m = 2) doubles opened racks too (RULES.md): -202; 49 x 2 = 98; never opened 404; pair opener 2 x 37 x 2 + 101 = 249",
     rules={"preset": "penalties"},
     racks=[f"{PAIRS10_TILES} B1 B2",
            SEAT1_MELDER,
@@ -165,5 +169,6 @@ scenario(
         draw(3), open_(3, "K6 K6 | K7 K7 | B6 B6 | B7 B7 | Y8 Y8"), discard(3, "Y11"),
         draw(0), add(0, 10, "K8"), discard(0, "B1"),
     ],
-    end=finished(0, [-202, 49, 404, 175]),
+    end=finished(0, [-202, 98, 404, 249]),
+    seed="143_penalties_pair_finish_doubles_only_the_never_opened",
 )

@@ -11,9 +11,11 @@ from scenarios_b import (B9_13, B10_13, DO, DP, K9_13, OR, PAIRS10, PAIRS10_TILE
 # ---------------------------------------------------------------------------------------------
 
 # Seat 0 opens ten pairs on turn 0 and goes out on turn 4, adding K8 and discarding the okey R10:
-# o = 1, p = 1, d = 0. Seat 1 (melds) keeps K1 K2 K3 B3 B4 B5 Y6 Y7 R6 R7 K5 = 49. Seat 2 never
-# opens. Seat 3 (five pairs) keeps K4 B2 K1 K2 K3 B3 R6 R7 B4 B5 = 37 and the other okey R10.
-# Classic (m = 4) would give -404, 196, 808, 2 x 37 x 4 + 101 = 397.
+# o = 1, p = 1, d = 0, so m = 4 under every preset (RULES.md's m = 2^(d+o+p); where a seed names
+# fewer factors it is silent on the others). Seat 1 (melds) keeps K1 K2 K3 B3 B4 B5 Y6 Y7 R6 R7 K5
+# = 49: 49 x 4 = 196. Seat 2 never opens: 202 x 4 = 808. Seat 3 (five pairs) keeps K4 B2 K1 K2 K3
+# B3 R6 R7 B4 B5 = 37 and the other okey R10, 101 on top and never multiplied: 2 x 37 x 4 + 101 =
+# 397. The finisher: -101 x 4 = -404. Each scenario keeps its former file name as the filler seed.
 OKEY_PAIR_FINISH = dict(
     racks=[f"{PAIRS10_TILES} R10 B2",
            SEAT1_MELDER,
@@ -30,46 +32,46 @@ OKEY_PAIR_FINISH = dict(
 )
 
 # Seed 004: "Finisher finishes with doubles and discards the okey: each player who never opened
-# gets 808." Opened racks keep their face value (decision 24): seat 1 49, seat 3 2 x 37 + 101 =
-# 175 ("101 on top of the face values, never doubled"). The finisher: -101 x 4 (RULES.md).
+# gets 808" is RULES.md's 202 x 4; its "Players who opened: penalty equal to the total face value"
+# is silent on the multiplier, which RULES.md applies to opened racks too.
 scenario(
-    "144_penalties_pair_finish_with_the_okey_gives_the_never_opened_808",
-    "penalties (seed 004): a pair opener goes out with the okey: the never-opened get 808, opened racks their face value, a held okey 101 on top",
+    "144_penalties_pair_finish_with_the_okey_multiplies_by_4",
+    "penalties (seed 004): a pair opener goes out with the okey: m = 4: -404; opened 49 x 4 = 196; never opened 808; pair opener 2 x 37 x 4 + 101 held okey = 397",
     rules={"preset": "penalties"},
-    end=finished(0, [-404, 49, 808, 175]),
+    end=finished(0, [-404, 196, 808, 397]),
+    seed="144_penalties_pair_finish_with_the_okey_gives_the_never_opened_808",
     **OKEY_PAIR_FINISH,
 )
 
-# Seed 003 names only the okey finish ("Went out with an okey as the last tile: -202"), so m = 2
-# here; RULES.md doubles the other seats' base scores with it, and "Okeys and false jokers left in
-# hand count as the okey's number": seat 3's okey is a 10 inside the doubled sum, 2 x (37 + 10)
-# x 2 = 188 (not 2 x 37 x 2 + 101 = 249). Seat 1: 49 x 2 = 98; seat 2: 202 x 2 = 404.
+# Seed 003 names only the okey finish ("Went out with an okey as the last tile: -202"): silent on
+# p, so m = 4. It counts held okeys at the okey's number; RULES.md ("A held okey counts 101 instead
+# of its number and is never multiplied") stands: seat 3 scores 2 x 37 x 4 + 101 = 397.
 scenario(
-    "145_solo_okey_finish_doubles_opened_racks_and_the_held_okey_counts_10",
-    "solo (seed 003): a pair opener goes out with the okey: m = 2 only; opened racks double, a held okey counts 10 inside the sum",
+    "145_solo_pair_finish_with_the_okey_multiplies_by_4_and_a_held_okey_costs_101",
+    "solo (seed 003): a pair opener goes out with the okey: m = 4 (RULES.md): -404; 49 x 4 = 196; 808; pair opener 2 x 37 x 4 + 101 held okey (not its number) = 397",
     rules={"preset": "solo"},
-    end=finished(0, [-202, 98, 404, 188]),
+    end=finished(0, [-404, 196, 808, 397]),
+    seed="145_solo_okey_finish_doubles_opened_racks_and_the_held_okey_counts_10",
     **OKEY_PAIR_FINISH,
 )
 
 # Seed 002: "finishing with an okey doubles those penalties, and pair openers' penalties are
-# doubled"; a pair opener's finish does not multiply. m = 2: seat 1 98, seat 2 404; seat 3
-# 2 x 37 x 2 + the held okey's 101 (RULES.md, the seed is silent) = 249.
+# doubled"; silent on a pair opener's finish, so RULES.md's p applies: m = 4.
 scenario(
-    "146_practice_okey_finish_doubles_opened_racks_not_the_held_okey",
-    "practice (seed 002): a pair opener goes out with the okey: m = 2 only; opened racks double, a held okey stays 101",
+    "146_practice_pair_finish_with_the_okey_multiplies_by_4",
+    "practice (seed 002): a pair opener goes out with the okey: o and p, m = 4: -404; 49 x 4 = 196; 808; pair opener 2 x 37 x 4 + 101 held okey = 397",
     rules={"preset": "practice"},
-    end=finished(0, [-202, 98, 404, 249]),
+    end=finished(0, [-404, 196, 808, 397]),
+    seed="146_practice_okey_finish_doubles_opened_racks_not_the_held_okey",
     **OKEY_PAIR_FINISH,
 )
 
 # Seed 001: "How you go out multiplies penalties", "An okey left in hand adds +101", "A player who
-# opened with pairs has their penalty doubled": yudum keeps all three factors of RULES.md, m = 4.
-# Seat 0's ten pairs do not raise the pair bar ("Opening with pairs does not raise the bar"), so
-# seat 3 still opens with five.
+# opened with pairs has their penalty doubled": m = 4. The yudum table is standard (seed 001's
+# "Variant: standard or raising", the first named), so seat 3 opens with five pairs after ten.
 scenario(
     "147_yudum_pair_finish_with_the_okey_multiplies_by_4",
-    "yudum (seed 001): a pair opener goes out with the okey: m = 4, a held okey stays 101, five pairs still open after ten",
+    "yudum (seed 001): a pair opener goes out with the okey: m = 4, a held okey stays 101; at its standard table five pairs still open after ten",
     rules={"preset": "yudum"},
     end=finished(0, [-404, 196, 808, 397]),
     **OKEY_PAIR_FINISH,
@@ -79,14 +81,16 @@ scenario(
 # penalties (seed 004)
 # ---------------------------------------------------------------------------------------------
 
-# The hand of 119 with partners: seat 1 opens 127 and goes out at once (d = 1). "Direct finish:
-# every opponent gets 404" — seats 0 (opened) and 2; "In Duo, the finisher's partner gets nothing
-# that round" — seat 3 scores 0, not 404. The finisher: -101 x 2.
+# The hand of 119 with partners: seat 1 opens 127 and goes out at once (d = 1, m = 2). Seed 004's
+# "Direct finish: every opponent gets 404" contradicts RULES.md for the opened seat 0, so RULES.md
+# stands: seat 0 keeps its fillers B1 B4 B8 B8 B9 B10 B11 K5 K7 Y4 Y8 = 75, x 2 = 150; the
+# never-opened seat 2 gets 202 x 2 = 404; "In Duo, the finisher's partner gets nothing that round"
+# (RULES.md too): seat 3 scores 0. The finisher: -101 x 2.
 scenario(
     "148_penalties_direct_finish_with_partners_the_partner_scores_0",
-    "penalties with partners: after a direct finish both opponents get 404 and the finisher's partner 0",
+    "penalties with partners: a direct finish (m = 2): the opened opponent 75 x 2 = 150, the never-opened one 404, the finisher's partner 0",
     rules={"preset": "penalties", "partners": True},
-    end=finished(1, [404, -202, 404, 0]),
+    end=finished(1, [150, -202, 404, 0]),
     **SEAT1_DIRECT_FINISH,
 )
 

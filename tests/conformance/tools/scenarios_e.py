@@ -281,17 +281,18 @@ PILE_OUT_TWO_OKEYS = dict(
 )
 
 
-# b06: solo pile-out: an opened rack's held okey counts the okey's number (seed 003: "Okeys and
-# false jokers left in hand count as the okey's number"), a pair opener's doubled.
-# With this deal's filler: 71 + 10 = 81 and 2 x (60 + 10) = 140.
+# b06: solo pile-out: seed 003 counts a held okey at the okey's number ("Okeys and false jokers
+# left in hand count as the okey's number"); RULES.md ("A held okey counts 101 instead of its
+# number and is never multiplied") stands, so each opened rack's okey is 101 on top, a pair
+# opener's rack doubled without it. With this deal's filler: 71 + 101 = 172 and 2 x 60 + 101 = 221.
 def b06_end(rack):
     (s0, k0), (s1, k1) = rack(0), rack(1)
-    return pile_empty([s0 + 10 * k0, 2 * (s1 + 10 * k1), 202, 202])
+    return pile_empty([s0 + 101 * k0, 2 * s1 + 101 * k1, 202, 202])
 
 
-sc("171_solo_pile_out_held_okeys_count_the_okey_number",
+sc("171_solo_pile_out_held_okeys_cost_101",
    "r5_b06_solo_pile_out_held_okeys_count_the_okey_number",
-   "solo: pile runs out; meld opener holding an okey counts 10 for it; pair opener holding an okey counts 2 x 10",
+   "solo: pile runs out; a held okey costs 101 on top (RULES.md, not seed 003's okey number): meld opener 71 + 101 = 172; pair opener 2 x 60 + 101 = 221",
    rules={"preset": "solo"},
    end=b06_end,
    **PILE_OUT_TWO_OKEYS)

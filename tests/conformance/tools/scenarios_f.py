@@ -150,13 +150,15 @@ sc(
     end=in_progress(),
 )
 
-# Seed 001 (yudum, raising): "if someone opened 105 you need 106".
+# Seed 001's raising variant: "At a raising table each opener must beat the previous opening by at
+# least one (if someone opened 105 you need 106)". The yudum preset is standard ("Variant: standard
+# or raising" is the table creator's choice), so the table picks raising.
 sc(
-    "189_seed001_yudum_after_an_opening_of_105_you_need_106",
+    "189_seed001_yudum_raising_after_an_opening_of_105_you_need_106",
     "b07_seed001_yudum_after_an_opening_of_105_you_need_106",
-    "yudum: 105 opens; 105 again is a wrong opening; 106 opens",
+    "yudum at a raising table: 105 opens; 105 again is a wrong opening; 106 opens",
     ind="K1",
-    rules={"preset": "yudum"},
+    rules={"preset": "yudum", "threshold": "raising"},
     racks=["K9 K10 K11 K12 K13 R8 R9 R10 R11 R12 Y1",
            "K9 K10 K11 K12 K13 R8 R9 R10 R11 R12 Y2",
            "B9 B10 B11 B12 B13 Y11 Y12 Y13 Y4 Y5 Y6 R3", ""],

@@ -368,15 +368,17 @@ pile_out(
     "classic", [169, 202, 202, 148],
 )
 
-# Seed 003 (solo): "Okeys and false jokers left in hand count as the okey's number" (held_okey:
-# OkeyNumber); "If the middle pile runs dry, nobody gets the -101, but everyone else is still scored".
-# seat 0: R8 R8 R9 R11 R13 Y3 Y4 B6 B8 K10 + okey (10): 8+8+9+11+13+3+4+6+8+10 + 10 = 90
+# Seed 003 (solo): "If the middle pile runs dry, nobody gets the -101, but everyone else is still
+# scored". Its "Okeys and false jokers left in hand count as the okey's number" contradicts RULES.md
+# for a real okey ("A held okey counts 101 instead of its number"), so RULES.md stands: the okey is
+# 101 on top; a false joker still counts the okey's number.
+# seat 0: R8 R8 R9 R11 R13 Y3 Y4 B6 B8 K10 + okey: 8+8+9+11+13+3+4+6+8+10 = 80 -> 80 + 101 = 181
 # seat 3: R1 R6 R12 Y6 Y6 Y9 Y12 B8 K3 K3 K5: 1+6+12+6+6+9+12+8+3+3+5 = 71 -> 2 x 71 = 142
 pile_out(
-    "225_solo_pile_empty_held_okey_counts_its_number",
+    "225_solo_pile_empty_held_okey_costs_101",
     "e02_solo_pile_empty_held_okey_counts_its_number",
-    "solo pile empty: m = 1; the held okey counts 10 in the opened rack (90); never opened 202; pair opener 2x71",
-    "solo", [90, 202, 202, 142],
+    "solo pile empty: m = 1; the held okey costs 101 on top of the opened rack (80 + 101, not seed 003's okey number); never opened 202 with an okey or F; pair opener 2x71",
+    "solo", [181, 202, 202, 142],
 )
 
 # Seed 004 (penalties) rows 19-22: never opened 202, opened at face value (doubled for a pair opener),
@@ -511,39 +513,41 @@ pair_finish_later(
     "classic", [-202, 213, 404, 288],
 )
 
-# Seed 004 rows 20-23 and docs/rules.md decision 24: a pairs finish multiplies only the never-opened
-# (404); opened racks at face value, doubled for a pair opener, + 101 per okey; the finisher keeps
-# RULES.md's -101 x m = -202.
-# seat 1: R7 R11 R13 B4 B11 B11 B12 B13 K13 + okey: 7+11+13+4+11+11+12+13+13 = 95 -> 95 + 101 = 196
-# seat 3: R3 R8 Y12 B13 K2 K4 K7 K7 K10 K12 F: 3+8+12+13+2+4+7+7+10+12+10 = 88 -> 2 x 88 = 176
+# Seed 004 rows 20-23: "404 instead of 202" for the never-opened after a pairs finish is RULES.md's
+# 202 x m; on opened racks the seed is silent about the multiplier, and RULES.md multiplies them too:
+# m = 2 (p) for every seat, + 101 per okey outside it.
+# seat 1: R7 R11 R13 B4 B11 B11 B12 B13 K13 + okey: 7+11+13+4+11+11+12+13+13 = 95 -> 95 x 2 + 101 = 291
+# seat 3: R3 R8 Y12 B13 K2 K4 K7 K7 K10 K12 F: 3+8+12+13+2+4+7+7+10+12+10 = 88 -> 2 x 88 x 2 = 352
 pair_finish_later(
-    "232_penalties_pair_opener_finishes_later",
+    "232_penalties_pair_opener_finishes_later_m2",
     "a2_penalties_pair_opener_finishes_later",
-    "penalties preset (seed 004): pairs finish: never opened 404; opened racks at face value (95 + 101 okey, pair opener 2x88); finisher -101x2",
-    "penalties", [-202, 196, 404, 176],
+    "penalties preset (seed 004): a pair opener goes out in a later turn (m = 2): -202; 95x2 + 101 held okey; never opened 404; pair opener 2x88x2 (F counts 10)",
+    "penalties", [-202, 291, 404, 352],
 )
 
-# Seed 002 (practice) rows 10-11: only the okey finish doubles; "pair openers' penalties are
-# doubled" is the factor 2 on a pair opener's rack, not a multiplier: m = 1; held okey + 101.
-# seat 1: R2 R5 R5 R9 B11 B11 K6 K7 K8 + okey: 2+5+5+9+11+11+6+7+8 = 64 -> 64 + 101 = 165
-# seat 3: R1 R4 R8 Y10 B4 B5 B13 K2 K2 K13 F: 1+4+8+10+4+5+13+2+2+13+10 = 72 -> 2 x 72 = 144
+# Seed 002 (practice) rows 10-11: "pair openers' penalties are doubled" is the factor 2 on a pair
+# opener's rack; the seed is silent on a pair opener's finish, so RULES.md's p applies: m = 2;
+# held okey + 101 outside it.
+# seat 1: R2 R5 R5 R9 B11 B11 K6 K7 K8 + okey: 2+5+5+9+11+11+6+7+8 = 64 -> 64 x 2 + 101 = 229
+# seat 3: R1 R4 R8 Y10 B4 B5 B13 K2 K2 K13 F: 1+4+8+10+4+5+13+2+2+13+10 = 72 -> 2 x 72 x 2 = 288
 pair_finish_later(
-    "233_practice_pair_opener_finishes_later_not_multiplied",
+    "233_practice_pair_opener_finishes_later_m2",
     "a3_practice_pair_opener_finishes_later_not_multiplied",
-    "practice (seed 002): a pair opener's finish is not multiplied: -101; 64 + 101 held okey; 202; pair opener 2x72",
-    "practice", [-101, 165, 202, 144],
+    "practice (seed 002): a pair opener goes out in a later turn (m = 2, RULES.md's p): -202; 64x2 + 101 held okey; never opened 404; pair opener 2x72x2",
+    "practice", [-202, 229, 404, 288],
 )
 
 # Seed 003 (solo) rows 25, 28-33: "You can't add more on the turn you open" - seat 0's lay in its
 # opening turn is rejected and waits for its second turn (it then discards the drawn K1, which fits
 # no meld); the finish comes in its third turn by adding K6 to seat 1's K3-K5 (meld 5, after seat
-# 0's first 5 pairs). Only the okey finish doubles: m = 1; a held okey counts 10 (OkeyNumber).
-# seat 1: R1 R6 R8 R12 B3 B3 B5 B11 K7 + okey (10): 1+6+8+12+3+3+5+11+7 + 10 = 66
-# seat 3: R1 R13 B11 B13 K1 K2 K5 K11 K12 K13 F: 1+13+11+13+1+2+5+11+12+13+10 = 92 -> 2 x 92 = 184
+# 0's first 5 pairs). The seed's table names no pairs multiplier: silent, so RULES.md's p applies,
+# m = 2; its held okey "as the okey's number" contradicts RULES.md, which stands: 101 on top.
+# seat 1: R1 R6 R8 R12 B3 B3 B5 B11 K7 + okey: 1+6+8+12+3+3+5+11+7 = 56 -> 56 x 2 + 101 = 213
+# seat 3: R1 R13 B11 B13 K1 K2 K5 K11 K12 K13 F: 1+13+11+13+1+2+5+11+12+13+10 = 92 -> 2 x 92 x 2 = 368
 sc(
-    "234_solo_pair_opener_finishes_later_held_okey_counts_10",
+    "234_solo_pair_opener_finishes_later_m2_held_okey_costs_101",
     "a4_solo_pair_opener_finishes_later_held_okey_counts_10",
-    "solo (seed 003): a pair opener goes out in a later turn, not multiplied: -101; the held okey counts its number 10 (rack 66); never opened 202; pair opener 2x92 (F counts 10)",
+    "solo (seed 003): a pair opener goes out in a later turn (m = 2): -202; 56x2 + 101 held okey (not its number); never opened 404; pair opener 2x92x2 (F counts 10)",
     rules={"preset": "solo"},
     racks=["Y1 Y1 Y2 Y2 Y3 Y3 Y4 Y4 Y5 Y5 Y6 Y6 Y7 Y7 Y8 Y8 B1 B1 B2 B2 Y9 K6",
            "K3 K4 K5 K9 K10 K11 K12 K13 R11 R12 R13 R10 Y13",
@@ -562,17 +566,18 @@ sc(
         draw(1), discard(1, "R2"), draw(2), discard(2, "R3"), draw(3), discard(3, "R4"),
         draw(0), add(0, 5, "K6"), discard(0, "Y10"),
     ],
-    end=finished(0, [-101, 66, 202, 184]),
+    end=finished(0, [-202, 213, 404, 368]),
 )
 
-# Seed 001 (yudum): all three multipliers, m = 2 (p); "Opening with pairs does not raise the bar"
-# (seat 3's 5 pairs after seat 0's 5 are enough); a pair opener's add of 1 tile is within its 2.
+# Seed 001 (yudum): all three multipliers, m = 2 (p); the yudum table is standard (seed 001's
+# "Variant: standard or raising"), so seat 3's 5 pairs after seat 0's 5 are enough; a pair opener's
+# add of 1 tile is within its 2.
 # seat 1: R1 R4 R4 R6 Y10 Y12 B11 B13 K3 + okey: 1+4+4+6+10+12+11+13+3 = 64 -> 64 x 2 + 101 = 229
 # seat 3: R5 R6 R7 Y11 Y13 B5 B13 K5 K8 K8 F: 5+6+7+11+13+5+13+5+8+8+10 = 91 -> 2 x 91 x 2 = 364
 pair_finish_later(
     "235_yudum_pair_opener_finishes_later_m2",
     "a5_yudum_pair_opener_finishes_later_m2",
-    "yudum (seed 001): pairs finish m = 2, pair openings do not raise the pair bar (5 pairs after 5): -202; 64x2+101; 404; 2x91x2",
+    "yudum (seed 001): pairs finish m = 2; at its standard table 5 pairs open after 5: -202; 64x2+101; 404; 2x91x2",
     "yudum", [-202, 229, 404, 364],
 )
 
@@ -582,10 +587,10 @@ pair_finish_later(
 # an okey; seat 2 never opens; seat 3 opens 5 pairs with F F.
 
 
-def okey_finish_later(file, seed, name, preset, scores):
+def okey_finish_later(file, seed, name, preset, scores, **options):
     sc(
         file, seed, name,
-        rules={"preset": preset},
+        rules={"preset": preset, **options},
         racks=["K9 K10 K11 K12 K13 Y9 Y10 Y11 Y12 Y13 B9 B10 B11 B12 B13 B1 B2 B3 B4 R10 Y1 K8",
                "K9 K10 K11 K12 K13 R11 R12 R13 Y8 B8 R8 R10 Y2",
                "Y3",
@@ -616,15 +621,16 @@ okey_finish_later(
     "classic", [-202, 193, 404, 280],
 )
 
-# Seed 004 row 23 and decision 24: an okey finish multiplies only the never-opened (404); opened
-# racks at face value (+ 101 per okey, pair opener doubled); the finisher -101 x 2.
-# seat 1: R1 R1 R6 Y5 Y8 Y9 Y12 B8 K1 + okey: 1+1+6+5+8+9+12+8+1 = 51 -> 51 + 101 = 152
-# seat 3: R3 R4 B1 B3 B12 B13 K4 K5 K5 K6 K8: 3+4+1+3+12+13+4+5+5+6+8 = 64 -> 2 x 64 = 128
+# Seed 004 row 23: the never-opened's "404 instead of 202" after an okey finish is RULES.md's
+# 202 x 2; RULES.md multiplies opened racks by m too (the seed is silent on it): m = 2 for every
+# seat, + 101 per okey outside it; the finisher -101 x 2.
+# seat 1: R1 R1 R6 Y5 Y8 Y9 Y12 B8 K1 + okey: 1+1+6+5+8+9+12+8+1 = 51 -> 51 x 2 + 101 = 203
+# seat 3: R3 R4 B1 B3 B12 B13 K4 K5 K5 K6 K8: 3+4+1+3+12+13+4+5+5+6+8 = 64 -> 2 x 64 x 2 = 256
 okey_finish_later(
-    "237_penalties_okey_finish_later",
+    "237_penalties_okey_finish_later_m2",
     "b2_penalties_okey_finish_later",
-    "penalties preset: okey finish: never opened 404; opened racks at face value (51 + 101; pair opener 2x64); finisher -202",
-    "penalties", [-202, 152, 404, 128],
+    "penalties preset: going out with an okey after an earlier opening (m = 2): -202; 51x2 + 101 held okey; never opened 404; pair opener 2x64x2",
+    "penalties", [-202, 203, 404, 256],
 )
 
 # Seed 002 (practice) row 10: "finishing with an okey doubles those penalties" (and the -101):
@@ -641,13 +647,13 @@ okey_finish_later(
 # Seed 003 (solo) rows 25, 29, 33: seat 0 lays B9-B13 and B1-B4 in its second turn (not in its
 # opening turn) and discards the drawn K1 (no wrap: it fits no meld); in its third turn it adds K7 K8
 # and goes out with the okey: "Went out with an okey as the last tile: -202", m = 2 for everyone;
-# the held okey counts 10 inside the doubled rack.
-# seat 1: R1 R1 R12 Y5 Y8 B3 B8 B13 K2 + okey (10): 1+1+12+5+8+3+8+13+2 + 10 = 63 -> 63 x 2 = 126
+# the held okey is 101 on top, never doubled (RULES.md stands over the seed's okey number).
+# seat 1: R1 R1 R12 Y5 Y8 B3 B8 B13 K2 + okey: 1+1+12+5+8+3+8+13+2 = 53 -> 53 x 2 + 101 = 207
 # seat 3: R2 R6 R6 Y10 B1 B2 K3 K5 K6 K6 K8: 2+6+6+10+1+2+3+5+6+6+8 = 55 -> 2 x 55 x 2 = 220
 sc(
-    "239_solo_okey_finish_later_held_okey_counts_10_doubled",
+    "239_solo_okey_finish_later_m2_held_okey_costs_101",
     "b4_solo_okey_finish_later_held_okey_counts_10_doubled",
-    "solo (seed 003): went out with an okey as the last tile -202 (m = 2); the held okey counts 10 inside the doubled rack (63x2); never opened 404; pair opener 2x55x2",
+    "solo (seed 003): went out with an okey as the last tile -202 (m = 2); the held okey costs 101 on top, never doubled (53x2 + 101); never opened 404; pair opener 2x55x2",
     rules={"preset": "solo"},
     racks=["K9 K10 K11 K12 K13 Y9 Y10 Y11 Y12 Y13 B9 B10 B11 B12 B13 B1 B2 B3 B4 R10 Y1 K8",
            "K9 K10 K11 K12 K13 R11 R12 R13 Y8 B8 R8 R10 Y2",
@@ -665,16 +671,17 @@ sc(
         draw(1), discard(1, "R2"), draw(2), discard(2, "R3"), draw(3), discard(3, "R4"),
         draw(0), add(0, 0, "K7 K8"), discard(0, "R10"),
     ],
-    end=finished(0, [-202, 126, 404, 220]),
+    end=finished(0, [-202, 207, 404, 220]),
 )
 
-# Seed 001 (yudum): raising - seat 0's 110 makes the bar 111 and seat 1 opens 115 ("if someone
-# opened 105 you need 106"); m = 2 (o). Seat 0's Y1 fits Y9-Y13 by the wrap but nobody calls it.
+# Seed 001 (yudum) at a raising table (the variant the table picks): seat 0's 110 makes the bar 111
+# and seat 1 opens 115 ("if someone opened 105 you need 106"); seat 3's 5 pairs are the first pair
+# opening (bar 5); m = 2 (o). Seat 0's Y1 fits Y9-Y13 by the wrap but nobody calls it.
 # seat 1: R3 R7 Y5 Y9 Y11 B10 K2 K4 K7 + okey: 3+7+5+9+11+10+2+4+7 = 58 -> 58 x 2 + 101 = 217
 # seat 3: R1 R4 R13 Y10 Y13 B1 B2 B12 B13 K2 K5: 1+4+13+10+13+1+2+12+13+2+5 = 76 -> 2 x 76 x 2 = 304
 okey_finish_later(
     "240_yudum_okey_finish_later_m2_after_raised_opening",
     "b5_yudum_okey_finish_later_m2_after_raised_opening",
-    "yudum: seat 1 opens 115 over the raised 111; okey finish m = 2: -202; 58x2 + 101; 404; pair opener 2x76x2",
-    "yudum", [-202, 217, 404, 304],
+    "yudum at a raising table: seat 1 opens 115 over the raised 111; okey finish m = 2: -202; 58x2 + 101; 404; pair opener 2x76x2",
+    "yudum", [-202, 217, 404, 304], threshold="raising",
 )

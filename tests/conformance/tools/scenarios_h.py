@@ -3,7 +3,7 @@ point no earlier scenario pinned (an okey added to a set and retrieved with the 
 for, a call on a tile that fits nothing followed by a take, an okey read 2-3-4 in an exact 101 and
 what the run then takes, a pair opener laying a retrieved okey in a new pair, four pair openings
 cancelling with partners, a false joker as the okey K1 taken into an opening, a held okey K1
-counting 1 under `solo`, and a retrieval waiting for the next turn with
+costing 101 under `solo`, and a retrieval waiting for the next turn with
 `act_after_opening_same_turn` off). Registered by make_scenarios.py. Expected results are worked
 out by hand from RULES.md and the seeds.
 
@@ -170,15 +170,16 @@ sc(
 )
 
 
-# Seed 003 (solo) row 33: "Okeys and false jokers left in hand count as the okey's number" - with
-# indicator K13 the okey is K1 ("13 -> 1", RULES.md), so a held okey counts 1; row 34: "If the
-# middle pile runs dry, nobody gets the -101, but everyone else is still scored" (m = 1). Seat 1
-# draws the pile's only tile and discards: pile empty.
-# seat 0: R7 R8 R13 Y2 B3 B10 B12 K3 K7 K7 + okey K1 (1): 7+8+13+2+3+10+12+3+7+7 + 1 = 73
+# Seed 003 (solo) row 33: "Okeys and false jokers left in hand count as the okey's number" - for a
+# real okey RULES.md stands: "A held okey counts 101 instead of its number". With indicator K13 the
+# okey is K1 ("13 -> 1", RULES.md), so seed 003's count would be 1: the surcharge is 101 all the
+# same. Row 34: "If the middle pile runs dry, nobody gets the -101, but everyone else is still
+# scored" (m = 1). Seat 1 draws the pile's only tile and discards: pile empty.
+# seat 0: R7 R8 R13 Y2 B3 B10 B12 K3 K7 K7 + okey K1: 7+8+13+2+3+10+12+3+7+7 = 72 -> 72 + 101 = 173
 sc(
-    "247_solo_indicator_13_held_okey_k1_counts_1_at_a_pile_out",
+    "247_solo_indicator_13_held_okey_k1_costs_101_at_a_pile_out",
     "p07_solo_okey_k1_held_counts_1",
-    "solo, okey K1: a held okey counts 1 in an opened rack at a pile-out (73); never opened 202",
+    "solo, okey K1: a held okey costs 101 on top of an opened rack at a pile-out, not its number 1 (72 + 101 = 173); never opened 202",
     ind="K13",
     rules={"preset": "solo"},
     racks=["K9 K10 K11 K12 K13 Y9 Y10 Y11 Y12 Y13 K1 R2", "R3", "", ""],
@@ -189,7 +190,7 @@ sc(
         discard(0, "R2"),
         draw(1), discard(1, "R3"),
     ],
-    end=pile_empty([73, 202, 202, 202]),
+    end=pile_empty([173, 202, 202, 202]),
 )
 
 

@@ -10,9 +10,9 @@ seeds.
 
 As in scenarios_e.py to scenarios_i.py, each scenario's filler tiles are drawn with the seed the
 audit's generator used (the audit's own file name, `300_...` to `323_...`), so the racks are
-exactly the audited ones. No score here depends on filler tiles: every scenario ends in progress,
-cancelled or with a direct finish, where every other seat's score is flat. Indicator R9 (okeys
-R10, F plays as R10) throughout.
+exactly the audited ones. Every scenario ends in progress, cancelled or with a direct finish; only
+273's opened seat 0 scores filler tiles, listed in its comment. Indicator R9 (okeys R10, F plays as
+R10) throughout.
 """
 
 from okeygen import (SCENARIOS, P, add, call, cancelled, discard, draw, finished, in_progress, lay,
@@ -139,12 +139,13 @@ sc(
 )
 
 
-# `yudum` sets `threshold: raising`; overridden to `standard`, RULES.md: "101 points and 5 pairs
-# all hand": seat 1's Y9-Y13 (55) + B10-B13 (46) = 101 opens after seat 0's 101.
+# `yudum` is standard (seed 001: "Variant: standard or raising", the table's choice); the option
+# given explicitly changes nothing, RULES.md: "101 points and 5 pairs all hand": seat 1's Y9-Y13
+# (55) + B10-B13 (46) = 101 opens after seat 0's 101.
 sc(
     "267_yudum_with_threshold_standard_does_not_raise",
     "305_yudum_with_threshold_standard_does_not_raise",
-    "preset yudum with threshold overridden to standard: after seat 0's 101 opening, seat 1 opens with exactly 101",
+    "preset yudum with threshold standard given explicitly (the preset's default): after seat 0's 101 opening, seat 1 opens with exactly 101",
     rules={"preset": "yudum", "threshold": "standard"},
     racks=["K9 K10 K11 K12 K13 B10 B11 B12 B13 R1", "Y9 Y10 Y11 Y12 Y13 B10 B11 B12 B13 R2", "", ""],
     avoid="R3 K8 B9 Y8",
@@ -240,14 +241,14 @@ sc(
 # Cancellation and direct finishes
 # ---------------------------------------------------------------------------------------------
 
-# Seed 001 row 21: "Opening with pairs does not raise the bar" (`pairs_raise_threshold: false`):
-# under `yudum` (raising) each seat opens with exactly 5 pairs; RULES.md "Opening": "If all four
-# players open with pairs, the hand is cancelled at once, when the fourth pair opening is
-# accepted" - seat 3's discard after it is rejected.
+# Under `yudum` (standard: "101 points and 5 pairs all hand") each seat opens with exactly 5 pairs;
+# RULES.md "Opening": "If all four players open with pairs, the hand is cancelled at once, when the
+# fourth pair opening is accepted" - seat 3's discard after it is rejected. (At a raising table the
+# pair bar would rise after each, as in 206.)
 sc(
     "272_yudum_four_five_pair_openings_cancel_the_hand",
     "310_yudum_four_five_pair_openings_cancel_the_hand",
-    "yudum (pair openings do not raise): four openings of exactly 5 pairs are all accepted; the fourth cancels the hand at once",
+    "yudum (standard, its default): four openings of exactly 5 pairs are all accepted; the fourth cancels the hand at once",
     rules={"preset": "yudum"},
     racks=["R1 R1 R2 R2 R3 R3 R4 R4 R5 R5 K13", "Y1 Y1 Y2 Y2 Y3 Y3 Y4 Y4 Y5 Y5 K12",
            "B1 B1 B2 B2 B3 B3 B4 B4 B5 B5 K11", "K1 K1 K2 K2 K3 K3 K4 K4 K5 K5 K9"],
@@ -262,13 +263,14 @@ sc(
 
 
 # Seed 004 row 25: "Direct finish: every opponent gets 404, or 808 if the final discard is the
-# okey" - flat, opened or not (docs/rules.md decision 24). Seat 0 opens K9-K13 + B10-B13 = 101;
-# seat 1 draws Y13, opens 10 pairs, adds K8 below K9 and discards Y13, its last tile: direct and
-# pairs, no okey: m = 4, the finisher -404; seats 0 (opened), 2 and 3 (never opened) 404 each.
+# okey" contradicts RULES.md, which stands: m = 2^(d+o+p) for every seat. Seat 0 opens K9-K13 +
+# B10-B13 = 101; seat 1 draws Y13, opens 10 pairs, adds K8 below K9 and discards Y13, its last
+# tile: direct and pairs, no okey: m = 4, the finisher -404; seats 2 and 3 never opened: 202 x 4
+# = 808; seat 0 (opened) keeps its fillers B2 B3 B5 B13 K6 K8 K13 R8 Y6 Y7 Y9 Y10 = 90: 90 x 4 = 360.
 sc(
-    "273_penalties_direct_pair_finish_every_opponent_404",
+    "273_penalties_direct_pair_finish_multiplies_by_4",
     "311_penalties_direct_pair_finish_every_opponent_404",
-    "penalties (seed 004): seat 1 opens 10 pairs, adds K8 and goes out in the same turn (direct, pairs, no okey): every opponent 404 (opened or not), finisher -101 x 4",
+    "penalties (seed 004): seat 1 opens 10 pairs, adds K8 and goes out in the same turn (direct and pairs, no okey): m = 4 (RULES.md): -404; the opened seat 0 90 x 4 = 360, not a flat 404; never opened 202 x 4 = 808",
     rules={"preset": "penalties"},
     racks=["K9 K10 K11 K12 K13 B10 B11 B12 B13 B1",
            "Y1 Y1 Y2 Y2 Y3 Y3 Y4 Y4 Y5 Y5 R1 R1 R2 R2 R3 R3 R4 R4 R5 R5 K8", "", ""],
@@ -279,7 +281,7 @@ sc(
         open_(1, "Y1 Y1 | Y2 Y2 | Y3 Y3 | Y4 Y4 | Y5 Y5 | R1 R1 | R2 R2 | R3 R3 | R4 R4 | R5 R5"),
         add(1, 0, "K8"), discard(1, "Y13"),
     ],
-    end=finished(1, [404, -404, 404, 404]),
+    end=finished(1, [360, -404, 808, 808]),
 )
 
 
@@ -525,14 +527,15 @@ sc(
 
 
 # RULES.md "Thresholds": "With `partners`, an opening raises only the opposing team's
-# thresholds" (seed 000 row 31, `yudum` raising). Seat 0 opens K9-K13 + B8-B12 = 105: seats 1 and 3
-# need 106, seat 1's 105 is wrong (101); partner seat 2 still needs 101: Y9-Y13 (55) + R11-R13 (36)
-# + Y1-Y4 (10) = 101 opens; seat 3 opens Y9-Y13 + R11-R13 + B1-B5 (15) = 106.
+# thresholds" (seed 000 row 31; a `yudum` table that picks raising). Seat 0 opens K9-K13 + B8-B12
+# = 105: seats 1 and 3 need 106, seat 1's 105 is wrong (101); partner seat 2 still needs 101:
+# Y9-Y13 (55) + R11-R13 (36) + Y1-Y4 (10) = 101 opens; seat 3 opens Y9-Y13 + R11-R13 + B1-B5 (15)
+# = 106.
 sc(
     "285_yudum_partners_raising_only_the_opponents_bar_rises",
     "323_yudum_partners_raising_only_the_opponents_bar_rises",
-    "yudum + partners (raising): seat 0 opens 105, so seat 1 needs 106 (105 is wrong); partner seat 2 still opens with 101; seat 3 opens 106",
-    rules={"preset": "yudum", "partners": True},
+    "yudum + partners at a raising table: seat 0 opens 105, so seat 1 needs 106 (105 is wrong); partner seat 2 still opens with 101; seat 3 opens 106",
+    rules={"preset": "yudum", "partners": True, "threshold": "raising"},
     racks=["K9 K10 K11 K12 K13 B8 B9 B10 B11 B12 K6", "K9 K10 K11 K12 K13 B8 B9 B10 B11 B12 K5",
            "Y9 Y10 Y11 Y12 Y13 R11 R12 R13 Y1 Y2 Y3 Y4 K4",
            "Y9 Y10 Y11 Y12 Y13 R11 R12 R13 B1 B2 B3 B4 B5 K3"],
