@@ -311,12 +311,10 @@ fn state(
         pile: hand.pile_len(),
         // As the seat views show it (`SeatView.side_discard`): no longer once it was taken, given
         // back or passed over with a draw.
-        side_discard: hand
-            .side_discard_on_offer()
-            .map(|tile| SideDiscard {
-                seat: okey_rules::prev_seat(hand.turn.seat),
-                tile: tile.to_string(),
-            }),
+        side_discard: hand.side_discard_on_offer().map(|tile| SideDiscard {
+            seat: okey_rules::prev_seat(hand.turn.seat),
+            tile: tile.to_string(),
+        }),
         seats: std::array::from_fn(|s| SeatState {
             seat: s as Seat,
             occupant: seats[s].clone(),

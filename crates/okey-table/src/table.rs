@@ -464,7 +464,9 @@ impl Table {
             return Err(TableError::MatchOver);
         }
         if self.phase == Phase::Playing {
-            // Only a player who left during the match comes back, to the seat they left.
+            // Only a player who left during the match comes back, to the seat they left. Every
+            // seat is held while the match runs (a bot plays a seat its player left): anyone
+            // else, or a seat other than the one left, is `table_full`, the seat named or not.
             let back = self
                 .absence
                 .vacated
@@ -473,7 +475,6 @@ impl Table {
             return match (back, wanted) {
                 (Some(s), None) => Ok(self.taken_back(s as Seat, player, name)),
                 (Some(s), Some(w)) if s == w as usize => Ok(self.taken_back(w, player, name)),
-                (_, Some(w)) if self.seats[w as usize].is_some() => Err(TableError::SeatTaken(w)),
                 _ => Err(TableError::TableFull),
             };
         }
@@ -1224,7 +1225,13 @@ mod tests {
         );
         assert_eq!(
             table.decide(&join("b", Some(2)), &[0; 32]),
-            Err(TableError::SeatTaken(2))
+            Err(TableError::TableFull),
+            "every seat is held while the match runs"
+        );
+        assert_eq!(
+            table.decide(&join("z", Some(2)), &[0; 32]),
+            Err(TableError::TableFull),
+            "a person's seat named at a running match"
         );
         let d = table.decide(&join("b", None), &[0; 32]).unwrap();
         assert_eq!(

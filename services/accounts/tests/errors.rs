@@ -107,6 +107,21 @@ async fn text_the_store_cannot_hold_is_refused_before_the_store() {
         .await
         .unwrap_err();
     assert_invalid(&upgrade, "invalid_text");
+    // An empty username or password is a field left out (`missing_field`), not a bad one.
+    for (username, password) in [("", "a long enough password"), ("ayse_k", "")] {
+        let upgrade = client
+            .upgrade_guest(bearer(
+                pb::UpgradeGuestRequest {
+                    request_id: format!("empty-{}", username.len()),
+                    username: username.into(),
+                    password: password.into(),
+                },
+                &token,
+            ))
+            .await
+            .unwrap_err();
+        assert_invalid(&upgrade, "missing_field");
+    }
     let profile = client
         .update_profile(bearer(
             pb::UpdateProfileRequest {

@@ -209,6 +209,7 @@ async fn bad_input_is_refused_with_the_rule_named_and_nothing_stored() {
 
     let cases: Vec<(usize, pb::Command, Code, &str)> = vec![
         (0, discard("Q99"), Code::InvalidArgument, "invalid_tile"),
+        (0, discard(""), Code::InvalidArgument, "missing_field"),
         (1, draw(), Code::FailedPrecondition, "not_your_turn"),
         (0, draw(), Code::FailedPrecondition, "first_turn_no_take"),
         (

@@ -814,3 +814,68 @@ async fn a_player_seated_by_create_table_is_named_by_their_first_command() {
     );
     app.stop().await;
 }
+
+/// JoinSeat at a running match: every seat is held, so a seat named by a stranger, or another
+/// seat than the one a player left, is `table_full` (`seat_taken` is for a table with seats
+/// free). A JoinSeat that changed nothing (the player already sat there) is remembered like any
+/// other: its retry after the player left answers as the first time and does not seat them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_seat_at_a_running_match_is_table_full_and_a_no_op_join_is_remembered() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let (table, mut clients) = seated_table(channel.clone(), &app.settings, 1).await;
+    let join = |c: &Client, request_id: &str, seat: Option<i32>| {
+        let mut api = c.api.clone();
+        let r = c.req(pb::JoinSeatRequest {
+            request_id: request_id.to_owned(),
+            table: table.clone(),
+            seat,
+        });
+        async move { api.join_seat(r).await }
+    };
+    let stranger = Client::new(channel, &app.settings, "stranger", &["player"]);
+    for seat in [None, Some(0), Some(3)] {
+        let refused = join(&stranger, &uuid(), seat).await.unwrap_err();
+        assert_eq!(refused.code(), Code::FailedPrecondition, "{seat:?}");
+        assert_eq!(reason(&refused), "table_full", "{seat:?}");
+    }
+
+    // Seat 1 joins again, seated already: nothing changes, the answer is its view.
+    let again = uuid();
+    let first = join(&clients[1], &again, None)
+        .await
+        .unwrap()
+        .into_inner()
+        .view
+        .unwrap();
+    assert_eq!(first.seat, 1);
+    leave(&mut clients[1], &table).await;
+    let left = clients[1].table(&table).await.unwrap();
+    assert!(left.seats[1].bot_substitute, "a bot plays the seat left");
+    // Another seat than the one left is refused as full too.
+    let refused = join(&clients[1], &uuid(), Some(2)).await.unwrap_err();
+    assert_eq!(reason(&refused), "table_full");
+    // The retry of the no-op join is answered as the first time and seats nobody.
+    let retried = join(&clients[1], &again, None)
+        .await
+        .unwrap()
+        .into_inner()
+        .view
+        .unwrap();
+    assert_eq!((retried.seat, retried.version), (first.seat, first.version));
+    let after = clients[1].table(&table).await.unwrap();
+    assert!(after.seats[1].bot_substitute, "the retry changed nothing");
+    assert_eq!(after.version, left.version);
+    // A new request takes the seat back.
+    let back = join(&clients[1], &uuid(), None)
+        .await
+        .unwrap()
+        .into_inner()
+        .view
+        .unwrap();
+    assert_eq!(back.seat, 1);
+    app.stop().await;
+}

@@ -121,7 +121,16 @@ fn not_a_tile(text: &str, field: &str) -> Status {
     )
 }
 
+/// A tile named by `field`: INVALID_ARGUMENT `missing_field` when empty, `invalid_tile` when not
+/// tile text.
 pub(super) fn tile_arg(text: &str, field: &str) -> Result<Tile, Status> {
+    if text.is_empty() {
+        return Err(status::invalid_argument(
+            Reason::MissingField,
+            field,
+            format!("{field} names no tile"),
+        ));
+    }
     text.parse().map_err(|_| not_a_tile(text, field))
 }
 

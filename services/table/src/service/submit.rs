@@ -359,6 +359,12 @@ impl Tables {
             {
                 return Ok(Attempt::Answered(first));
             }
+            // A JoinSeat of a player already seated changes nothing, but a retry must still get
+            // this answer even if they left meanwhile: its request id is stored with no events.
+            // (The server's own no-op commands, such as a reclaim on every stream, store nothing.)
+            if matches!(submission.command, TableCommand::Join { .. }) {
+                return self.remember_no_op(submission, key, entry).await;
+            }
             let table = entry.table.as_ref().expect("loaded before the first try");
             let mut outcome = outcome_of(
                 table,
@@ -487,6 +493,70 @@ impl Tables {
                 tracing::debug!(%table_id, "version conflict; reloading");
                 Ok(Attempt::Again)
             }
+            Err(AppendError::Database(e)) => Err(e.into()),
+        }
+    }
+
+    /// Stores `submission`'s request id for a command that changed nothing (no events, the
+    /// versions it names an empty range at the table's version), and answers it as a retry will
+    /// be answered.
+    async fn remember_no_op(
+        &self,
+        submission: &Submission<'_>,
+        key: &str,
+        entry: &mut Entry,
+    ) -> Result<Attempt, ServiceError> {
+        let table_id = submission.table_id;
+        let table = entry.table.as_ref().expect("loaded before the first try");
+        let version = table.version;
+        let deadline = entry.turn_deadline_ms();
+        let answer = Answer::Versions {
+            first: version + 1,
+            last: version,
+            viewer: table.seat_of(submission.actor),
+            deadline,
+        };
+        let response = serde_json::to_vec(&answer).expect("answers serialize");
+        let metadata = Metadata {
+            actor: submission.actor.to_owned(),
+            ..Metadata::default()
+        };
+        let stored = self
+            .store
+            .append(Append {
+                table_id,
+                expected: version,
+                events: &[],
+                metadata: &metadata,
+                request: Some((key, &response)),
+                seeds: &[],
+                revealed: None,
+                create: None,
+            })
+            .await;
+        match stored {
+            Ok(_) => {
+                let table = entry.table.as_ref().expect("loaded before the first try");
+                let mut outcome = outcome_of(
+                    table,
+                    table_id,
+                    entry.created_at,
+                    submission.actor,
+                    Vec::new(),
+                );
+                outcome.turn_deadline_ms = deadline;
+                Ok(Attempt::Answered(outcome))
+            }
+            Err(AppendError::Duplicate) => {
+                match self
+                    .answered(table_id, key, submission.actor, entry)
+                    .await?
+                {
+                    Some(first) => Ok(Attempt::Answered(first)),
+                    None => Ok(Attempt::Again),
+                }
+            }
+            Err(AppendError::Conflict) => Ok(Attempt::Again),
             Err(AppendError::Database(e)) => Err(e.into()),
         }
     }
