@@ -375,6 +375,9 @@ impl Access {
     /// service token (role `matchmaker` only) is refused with `role_required`. For the calls a
     /// person makes at a table or in a queue (sit, play, chat, watch, look for a table).
     pub const PERSON: Access = Access::Roles(&[Role::Player, Role::Support, Role::Analyst]);
+    /// A player (or admin): for the calls that take part in a game (look for a table, join a
+    /// room, sit, play, chat). Support and analyst tokens watch and read; they do not play.
+    pub const PLAYER: Access = Access::Roles(&[Role::Player]);
 }
 
 /// The platform's own methods, public on every service: load balancers and `grpcurl` call them

@@ -40,23 +40,24 @@ const NEEDS: Needs = Needs {
 };
 
 /// Who may call what (checked by the platform's authentication layer before any handler).
-/// Every RPC needs a signed-in person (a service token is refused: it never plays); finer checks
-/// (whose data) are the handlers'.
+/// Every RPC needs a signed-in person (a service token is refused: it never plays), and those
+/// that take part in a game (a ticket, a room) a player: a support or analyst token may read,
+/// not queue or sit. Finer checks (whose data) are the handlers'.
 const ACCESS: &[(&str, Access)] = &[
-    ("/okey.v1.MatchmakingService/FindTable", Access::PERSON),
+    ("/okey.v1.MatchmakingService/FindTable", Access::PLAYER),
     ("/okey.v1.MatchmakingService/GetTicket", Access::PERSON),
     ("/okey.v1.MatchmakingService/WatchTicket", Access::PERSON),
-    ("/okey.v1.MatchmakingService/CancelTicket", Access::PERSON),
-    ("/okey.v1.MatchmakingService/CreateRoom", Access::PERSON),
-    ("/okey.v1.MatchmakingService/JoinRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/CancelTicket", Access::PLAYER),
+    ("/okey.v1.MatchmakingService/CreateRoom", Access::PLAYER),
+    ("/okey.v1.MatchmakingService/JoinRoom", Access::PLAYER),
     ("/okey.v1.MatchmakingService/GetRoom", Access::PERSON),
-    ("/okey.v1.MatchmakingService/LeaveRoom", Access::PERSON),
-    ("/okey.v1.MatchmakingService/StartRoom", Access::PERSON),
+    ("/okey.v1.MatchmakingService/LeaveRoom", Access::PLAYER),
+    ("/okey.v1.MatchmakingService/StartRoom", Access::PLAYER),
     ("/okey.v1.MatchmakingService/WatchRoom", Access::PERSON),
-    ("/okey.v1.MatchmakingService/SetRoomSeat", Access::PERSON),
+    ("/okey.v1.MatchmakingService/SetRoomSeat", Access::PLAYER),
     (
         "/okey.v1.MatchmakingService/RemoveRoomMember",
-        Access::PERSON,
+        Access::PLAYER,
     ),
     ("/okey.v1.MatchmakingService/ListRooms", Access::PERSON),
     ("/okey.v1.MatchmakingService/ListPresets", Access::PERSON),

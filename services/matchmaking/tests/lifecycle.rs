@@ -253,6 +253,29 @@ async fn a_bad_request_is_refused_before_anything_else_and_changes_nothing() {
     .await
     .expect("cancelled");
 
+    // Support and analyst tokens read; they do not queue or open rooms (`player` role).
+    for role in [Role::Support, Role::Analyst] {
+        let staff = |message| {
+            let mut request = tonic::Request::new(message);
+            let token = test_token(&player, &[role]);
+            request.metadata_mut().insert(
+                "authorization",
+                format!("Bearer {token}").parse().expect("ASCII token"),
+            );
+            request
+        };
+        let error = api
+            .find_table(staff(find("classic", pb::BotLevel::Unspecified as i32)))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code(), tonic::Code::PermissionDenied, "{role:?}");
+        let details = error.get_error_details();
+        assert_eq!(
+            details.error_info().expect("ErrorInfo").reason,
+            "role_required"
+        );
+    }
+
     stop.await;
 }
 

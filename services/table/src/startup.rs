@@ -39,24 +39,25 @@ const NEEDS: Needs = Needs {
 
 /// Who may call what (checked by the platform's authentication layer before any handler).
 /// CreateTable is for the matchmaking service's identity (role `matchmaker`) and tools (role
-/// `admin`), the audit log of hand reads for support; the rest need a signed-in person, so a
-/// service token cannot sit, play, chat or watch.
+/// `admin`), the audit log of hand reads for support; sitting, playing and chatting need a
+/// player; reading and watching a signed-in person, so a service token cannot sit, play, chat or
+/// watch, and a support or analyst token watches without playing.
 const ACCESS: &[(&str, Access)] = &[
     (
         "/okey.v1.TableService/CreateTable",
         Access::Roles(&[Role::Admin, Role::Matchmaker]),
     ),
     ("/okey.v1.TableService/GetTable", Access::PERSON),
-    ("/okey.v1.TableService/JoinSeat", Access::PERSON),
-    ("/okey.v1.TableService/LeaveSeat", Access::PERSON),
+    ("/okey.v1.TableService/JoinSeat", Access::PLAYER),
+    ("/okey.v1.TableService/LeaveSeat", Access::PLAYER),
     ("/okey.v1.TableService/GetSeatView", Access::PERSON),
-    ("/okey.v1.TableService/SubmitCommand", Access::PERSON),
-    ("/okey.v1.TableService/ListLegalActions", Access::PERSON),
+    ("/okey.v1.TableService/SubmitCommand", Access::PLAYER),
+    ("/okey.v1.TableService/ListLegalActions", Access::PLAYER),
     ("/okey.v1.TableService/WatchTable", Access::PERSON),
-    ("/okey.v1.TableService/SendHeartbeat", Access::PERSON),
-    ("/okey.v1.TableService/SendChatMessage", Access::PERSON),
+    ("/okey.v1.TableService/SendHeartbeat", Access::PLAYER),
+    ("/okey.v1.TableService/SendChatMessage", Access::PLAYER),
     ("/okey.v1.TableService/WatchChat", Access::PERSON),
-    ("/okey.v1.TableService/SubmitClientSeed", Access::PERSON),
+    ("/okey.v1.TableService/SubmitClientSeed", Access::PLAYER),
     // Who may read which hand is decided per hand (support any, a player theirs once ended).
     ("/okey.v1.TableService/GetHandHistory", Access::PERSON),
     (

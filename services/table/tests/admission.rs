@@ -156,6 +156,33 @@ async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
         other => panic!("first message {other:?}"),
     }
     drop(watched);
+    // Support watches; it does not play: sitting (or chatting) needs the `player` role.
+    for refused in [
+        support
+            .api
+            .join_seat(support.req(pb::JoinSeatRequest {
+                request_id: uuid(),
+                table: name.clone(),
+                seat: None,
+            }))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+        support
+            .api
+            .send_chat_message(support.req(pb::SendChatMessageRequest {
+                request_id: uuid(),
+                table: name.clone(),
+                channel: pb::ChatChannel::Table as i32,
+                text: "hello".into(),
+            }))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    ] {
+        assert_eq!(refused.code(), Code::PermissionDenied);
+        assert_eq!(reason(&refused), "role_required");
+    }
     // A member not seated yet may read it and sit.
     friend
         .api
