@@ -16,7 +16,8 @@ use crate::seeding::deal_seed;
 use crate::table::TableError;
 
 /// One deal of a hand: its events, first to last. A hand voided because all four seats opened
-/// with pairs is dealt again under the same number, so a number can have several deals.
+/// with pairs is dealt again as the next hand number; a reader still takes several deals under
+/// one number, should a stream hold them.
 pub type HandEvents = Vec<Event>;
 
 /// Why a hand cannot be rebuilt from a stream.

@@ -64,8 +64,8 @@ pub struct Step {
 /// The state of the hand after a step, nothing hidden.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepState {
-    /// Which deal of the hand number this is, from 1 (a hand cancelled because all four opened
-    /// with pairs is dealt again under the same number).
+    /// Which deal of the hand number this is: 1 (a hand cancelled because all four opened with
+    /// pairs is dealt again as the next number; more only should a stream hold several).
     pub deal: u32,
     /// The indicator tile (`R7`: colour letter and number; `F` is a false joker).
     pub indicator: String,

@@ -52,7 +52,8 @@ pub struct Fetched {
 /// A hand's deals in the form `okeyctl replay` reads, as far as they have been played.
 #[derive(Clone, Debug)]
 pub struct HandDeals {
-    /// Every finished deal, oldest first (a void hand is dealt again under the same number).
+    /// Every finished deal of the number, oldest first (one: a void hand is dealt again as the
+    /// next number).
     pub finished: Vec<HandEvents>,
     /// The deal still being played when the hand was read (support reads a hand in play):
     /// `hand_started` with the deal the service shows (its seed is revealed only at its end),

@@ -206,6 +206,37 @@ async fn the_analyst_role_runs_every_example_and_nothing_else() {
             .expect_err(statement);
         assert!(denied(e), "{statement}: not a permission error");
     }
+
+    // A hand being played stays hidden from the analyst's own conditions too: one that would
+    // fail on its rows (a division by zero) is applied only to the rows the views show. The
+    // last deal of the match is made to look unfinished, as a hand in play is.
+    let (dealt_version,): (i64,) =
+        sqlx::query_as("SELECT max(dealt_version) FROM public.hands WHERE match_id = $1")
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    sqlx::query(
+        "UPDATE public.hands SET ended_at = NULL WHERE match_id = $1 AND dealt_version = $2",
+    )
+    .bind(id)
+    .bind(dealt_version)
+    .execute(&pool)
+    .await
+    .unwrap();
+    for view in ["ledger", "hands", "seat_hands"] {
+        let probe = format!(
+            "SELECT count(*) FROM analytics.{view}
+             WHERE 1 / (CASE WHEN match_id = $1 AND dealt_version = $2 THEN 0 ELSE 1 END) = 1"
+        );
+        let (shown,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(probe))
+            .bind(id)
+            .bind(dealt_version)
+            .fetch_one(&mut analyst)
+            .await
+            .unwrap_or_else(|e| panic!("analytics.{view} let a condition see a hidden hand: {e}"));
+        assert!(shown > 0, "analytics.{view} shows the ended hands");
+    }
     analyst.close().await.unwrap();
     scoring.stop().await;
     pool.close().await;

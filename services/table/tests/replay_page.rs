@@ -386,8 +386,7 @@ async fn support_steps_through_a_finished_hand_to_its_penalty_in_chromium() {
         hand,
     )
     .unwrap();
-    // The first penalty of the hand (in its first deal that has one: a deal cancelled because
-    // all four opened with pairs is dealt again under the same number).
+    // The first penalty of the hand (in its first deal that has one).
     let (engine, at) = deals
         .iter()
         .find_map(|deal| {
