@@ -42,16 +42,11 @@ impl TestCertificates {
     pub fn generate() -> TestCertificates {
         let scratch = Scratch::new("tls");
         let openssl = |args: &[&str]| {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(&scratch.0)
-                .stdin(Stdio::null())
-                .output()
-                .unwrap_or_else(|e| panic!("openssl runs (apt-get install openssl): {e}"));
-            assert!(
-                out.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
+            let mut command = Command::new("openssl");
+            command.args(args).current_dir(&scratch.0);
+            run_checked(
+                command,
+                &format!("openssl (apt-get install openssl) {args:?}"),
             );
         };
         let ec = [
@@ -125,6 +120,20 @@ impl TestCertificates {
     fn server_key(&self) -> PathBuf {
         self.scratch.0.join("server.key")
     }
+}
+
+/// Runs `command` to its end (`what` names it); panics with what it printed unless it succeeded.
+fn run_checked(mut command: Command, what: &str) {
+    let out = command
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what} does not run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Waits until something accepts TCP connections on `port` (within `within`).
@@ -296,18 +305,9 @@ impl OwnPostgres {
     }
 
     fn run(&self, program: &str, args: &[&str]) {
-        let out = self
-            .command(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("{program} runs: {e}"));
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut command = self.command(program);
+        command.args(args);
+        run_checked(command, &format!("{program} {args:?}"));
     }
 
     fn start_server(&self) {

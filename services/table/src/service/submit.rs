@@ -115,6 +115,14 @@ enum Attempt {
     Again,
 }
 
+/// The answer to a command that changed nothing: the table as held, with its turn deadline.
+fn unchanged(entry: &Entry, table_id: Uuid, actor: &str) -> Outcome {
+    let table = entry.table.as_ref().expect("loaded before the first try");
+    let mut outcome = outcome_of(table, table_id, entry.created_at, actor, Vec::new());
+    outcome.turn_deadline_ms = entry.turn_deadline_ms();
+    outcome
+}
+
 /// What an append records of the deadline it armed (see [`Metadata::deadline`]): the views'
 /// `turn_deadline` at `table`'s version, if a turn runs at it.
 fn turn_deadline(armed: Option<Armed>, table: &Table) -> Option<TurnDeadline> {
@@ -365,16 +373,11 @@ impl Tables {
             if matches!(submission.command, TableCommand::Join { .. }) {
                 return self.remember_no_op(submission, key, entry).await;
             }
-            let table = entry.table.as_ref().expect("loaded before the first try");
-            let mut outcome = outcome_of(
-                table,
+            return Ok(Attempt::Answered(unchanged(
+                entry,
                 table_id,
-                entry.created_at,
                 submission.actor,
-                Vec::new(),
-            );
-            outcome.turn_deadline_ms = entry.turn_deadline_ms();
-            return Ok(Attempt::Answered(outcome));
+            )));
         }
         self.append(submission, key, entry, decision).await
     }
@@ -535,18 +538,11 @@ impl Tables {
             })
             .await;
         match stored {
-            Ok(_) => {
-                let table = entry.table.as_ref().expect("loaded before the first try");
-                let mut outcome = outcome_of(
-                    table,
-                    table_id,
-                    entry.created_at,
-                    submission.actor,
-                    Vec::new(),
-                );
-                outcome.turn_deadline_ms = deadline;
-                Ok(Attempt::Answered(outcome))
-            }
+            Ok(_) => Ok(Attempt::Answered(unchanged(
+                entry,
+                table_id,
+                submission.actor,
+            ))),
             Err(AppendError::Duplicate) => {
                 match self
                     .answered(table_id, key, submission.actor, entry)
