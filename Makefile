@@ -41,7 +41,8 @@ services:
 services-down:
 	deploy/services.sh down
 
-# A match of four bots on the running services, told hand by hand (needs `infra services`).
+# A demo match on the running services: a guest finds a table with bots through matchmaking and
+# plays it, told hand by hand (needs `infra services`).
 demo:
 	deploy/demo.sh
 
