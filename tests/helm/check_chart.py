@@ -5,9 +5,10 @@ Through the Helm SDK (PyPI helm-python-sdk, no helm binary, no cluster): lint --
 with the defaults and with helm/values-production.yaml; every rendered manifest through
 `kubernetes-validate --strict` for the oldest Kubernetes the chart supports and a current one;
 then assertions over the rendered objects (probes, PDBs, NetworkPolicies, security contexts,
-secrets, migrations, settings drift against the Rust sources) and over the schema (bad values are
-refused). Each assertion is also run against a deliberately broken rendering and must fail there,
-so none of them can pass by accident. The last line is "chart: N passed, M failed".
+secrets, migrations, settings drift against the Rust sources, the operator's extraEnv and extra
+volumes) and over the schema (bad values are refused). Each assertion is also run against a
+deliberately broken rendering and must fail there, so none of them can pass by accident. The
+last line is "chart: N passed, M failed".
 """
 
 from __future__ import annotations
@@ -48,6 +49,33 @@ MONITORING_API = "monitoring.coreos.com/v1"
 CHART_MANAGED = {"server.port": "services.<name>.port"}
 # A password in a URL, or a private key (a CA certificate, as tokens.keys_ca_pem, is public).
 CREDENTIAL = re.compile(r"://[^/\s:@]+:[^/\s@]+@|-----BEGIN [A-Z ]*PRIVATE KEY-----")
+
+
+# extraEnv, extraVolumes and extraVolumeMounts, global and per service: a private CA from a Secret
+# (docs/operations.md, "TLS with a private CA") and each override rule. Table replaces the global
+# RUST_BACKTRACE (by name) and the ca volume (by name: its database's own CA), takes a setting from
+# a ConfigMap of the operator's and adds a volume; matchmaking replaces the global mount (by
+# mountPath) with a volume of its own. Accounts and scoring get the global ones only.
+EXTRAS = {
+    "extraEnv": [{"name": "SSL_CERT_FILE", "value": "/etc/okey/ca/ca.pem"},
+                 {"name": "RUST_BACKTRACE", "value": "1"}],
+    "extraVolumes": [{"name": "ca", "secret": {"secretName": "okey-ca", "defaultMode": 0o444}}],
+    "extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca", "readOnly": True}],
+    "services": {
+        "table": {
+            "extraEnv": [{"name": "RUST_BACKTRACE", "value": "full"},
+                         {"name": "OKEY_TELEMETRY__LOG_FILTER",
+                          "valueFrom": {"configMapKeyRef": {"name": "okey-table-logs", "key": "filter"}}}],
+            "extraVolumes": [{"name": "ca", "secret": {"secretName": "okey-table-ca"}},
+                             {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
+            "extraVolumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        },
+        "matchmaking": {
+            "extraVolumes": [{"name": "matchmaking-ca", "configMap": {"name": "okey-matchmaking-ca"}}],
+            "extraVolumeMounts": [{"name": "matchmaking-ca", "mountPath": "/etc/okey/ca", "readOnly": True}],
+        },
+    },
+}
 
 
 class CheckFailed(Exception):
@@ -405,12 +433,26 @@ def env_of(deployment: dict) -> dict[str, dict]:
     return {e["name"]: e for e in container.get("env", [])}
 
 
+def operator_env(values: dict, service: str) -> set[str]:
+    """The variables the operator adds to a service (extraEnv, services.<name>.extraEnv): any
+    name in any form (a value, a ConfigMap's key), so not the chart's own to hold to its rules.
+    The chart refuses one it gives from a Secret itself."""
+    own = values["services"][service].get("extraEnv") or []
+    return {e["name"] for e in (values.get("extraEnv") or []) + own}
+
+
+def chart_env_of(deployment: dict, values: dict) -> dict[str, dict]:
+    """The chart's own variables of a service's container: its env without the operator's."""
+    extra = operator_env(values, component(deployment))
+    return {name: e for name, e in env_of(deployment).items() if name not in extra}
+
+
 def check_secrets(objects, values):
     settings, secret = rust_settings()
     expect(not of_kind(objects, "Secret"), "the chart renders a Secret: secrets are the operator's")
     for d in service_deployments(objects):
         name, svc = d["metadata"]["name"], values["services"][component(d)]
-        env = env_of(d)
+        env = chart_env_of(d, values)
         for var, entry in env.items():
             expect("value" not in entry, f"{name}: {var} has an inline value; settings go in the ConfigMap")
             ref = entry.get("valueFrom", {}).get("secretKeyRef")
@@ -430,7 +472,7 @@ def check_secrets(objects, values):
                 given = [var for var in env if var.startswith(f"OKEY_{dependency.upper()}__")]
                 expect(not given, f"{name} does not use {dependency} but gets {given} from a Secret")
     # Every secret setting the services read is given to some service from a Secret.
-    given = {var for d in service_deployments(objects) for var in env_of(d)}
+    given = {var for d in service_deployments(objects) for var in chart_env_of(d, values)}
     for setting in secret:
         expect(env_name(setting) in given, f"secret setting {setting} is given to no service")
     for o in objects:
@@ -662,6 +704,24 @@ BAD_VALUES = {
     "podLabels setting the component label": {"podLabels": {"app.kubernetes.io/component": "table"}},
     "podLabels setting the instance label": {"podLabels": {"app.kubernetes.io/instance": "other"}},
     "podLabels setting the name label": {"podLabels": {"app.kubernetes.io/name": "other"}},
+    # extraEnv / extraVolumes / extraVolumeMounts: lists of EnvVar, Volume, VolumeMount objects.
+    "extraEnv as a map": {"extraEnv": {"SSL_CERT_FILE": "/etc/okey/ca/ca.pem"}},
+    "a service's extraEnv as a string": {"services": {"table": {"extraEnv": "SSL_CERT_FILE=/etc/okey/ca/ca.pem"}}},
+    "an extraEnv entry without a name": {"extraEnv": [{"value": "/etc/okey/ca/ca.pem"}]},
+    "an extraEnv entry with an empty name": {"services": {"scoring": {"extraEnv": [{"name": "", "value": "1"}]}}},
+    "an extraEnv value that is no string": {"extraEnv": [{"name": "RUST_BACKTRACE", "value": 1}]},
+    "an extraEnv entry with value and valueFrom": {"extraEnv": [
+        {"name": "SSL_CERT_FILE", "value": "/x", "valueFrom": {"configMapKeyRef": {"name": "ca", "key": "path"}}}]},
+    "an extraEnv entry with a misspelt field": {"extraEnv": [{"name": "SSL_CERT_FILE", "Value": "/x"}]},
+    "extraVolumes as a map": {"extraVolumes": {"ca": {"secret": {"secretName": "okey-ca"}}}},
+    "a volume without a name": {"extraVolumes": [{"secret": {"secretName": "okey-ca"}}]},
+    "a volume without a source": {"services": {"table": {"extraVolumes": [{"name": "ca"}]}}},
+    "a volume name that is no DNS label": {"extraVolumes": [{"name": "CA_certs", "secret": {"secretName": "okey-ca"}}]},
+    "extraVolumeMounts as one object": {"services": {"table": {"extraVolumeMounts": {"name": "ca", "mountPath": "/etc/okey/ca"}}}},
+    "a mount without a mountPath": {"extraVolumeMounts": [{"name": "ca"}]},
+    "a mount without a name": {"services": {"scoring": {"extraVolumeMounts": [{"mountPath": "/etc/okey/ca"}]}}},
+    "a relative mountPath": {"extraVolumeMounts": [{"name": "ca", "mountPath": "etc/okey/ca"}]},
+    "a mount with a misspelt field": {"extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca", "readonly": True}]},
 }
 
 # Values the schema must take (each next to a refusal above, so a tightening cannot overshoot).
@@ -673,6 +733,10 @@ GOOD_VALUES = {
     "a disruption budget of 25%": {"services": {"table": {"podDisruptionBudget": {"maxUnavailable": "25%"}}}},
     "a disruption budget of 2 pods": {"services": {"table": {"podDisruptionBudget": {"maxUnavailable": 2}}}},
     "a pod label of your own": {"podLabels": {"team": "games"}},
+    "global and per-service extraEnv, extraVolumes and extraVolumeMounts": EXTRAS,
+    "an extraEnv entry from a Secret, one with an empty value": {"extraEnv": [
+        {"name": "OTEL_RESOURCE_ATTRIBUTES", "valueFrom": {"secretKeyRef": {"name": "okey-otel", "key": "attributes"}}},
+        {"name": "RUST_BACKTRACE", "value": ""}]},
     "ephemeral-storage requests and limits": {
         "services": {"table": {"resources": {"requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "1Gi"},
                                              "limits": {"memory": "1Gi", "ephemeral-storage": "2Gi"}}}},
@@ -682,8 +746,8 @@ GOOD_VALUES = {
 
 
 def check_schema_refuses_bad_values():
-    print("     (Helm may warn below about a table overwritten by a string: that is a bad value"
-          " given on purpose)", flush=True)
+    print("     (Helm may warn below about a table overwritten by a string, or a list given as a"
+          " table: bad values given on purpose)", flush=True)
     with helm.Chart.load(CHART) as chart:
         for what, values in BAD_VALUES.items():
             try:
@@ -716,6 +780,24 @@ def check_template_refusals():
             "terminationGracePeriodSeconds": 15},
         "monitors without the collector": {"metrics": {"serviceMonitor": {"enabled": True}}},
         "an autoscaler with min above max": {"services": {"table": {"autoscaling": {"minReplicas": 20}}}},
+        "a mount of a volume no pod has": {"extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca"}]},
+        "a mount of a volume only another service has": {
+            "extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca"}],
+            "services": {"table": {"extraVolumes": [{"name": "ca", "secret": {"secretName": "okey-ca"}}]}}},
+        "two global volumes of one name": {"extraVolumes": [{"name": "ca", "secret": {"secretName": "a"}},
+                                                            {"name": "ca", "secret": {"secretName": "b"}}]},
+        "two mounts at one path in a service's list": {
+            "extraVolumes": [{"name": "ca", "secret": {"secretName": "okey-ca"}}],
+            "services": {"scoring": {"extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca"},
+                                                           {"name": "ca", "mountPath": "/etc/okey/ca"}]}}},
+        "one variable twice in a service's extraEnv": {
+            "services": {"table": {"extraEnv": [{"name": "SSL_CERT_FILE", "value": "/a"},
+                                                {"name": "SSL_CERT_FILE", "value": "/b"}]}}},
+        "an extraEnv variable the chart gives from a Secret": {
+            "extraEnv": [{"name": "OKEY_DATABASE__URL", "value": "postgres://db.internal:5432/okey"}]},
+        "a service's extraEnv variable the chart gives it from a Secret": {
+            "services": {"accounts": {"extraEnv": [{"name": "OKEY_TOKENS__SIGNING_KEYS_PEM",
+                                                    "valueFrom": {"configMapKeyRef": {"name": "keys", "key": "pem"}}}]}}},
     }
     for what, values in refused.items():
         try:
@@ -723,6 +805,10 @@ def check_template_refusals():
         except helm.HelmError:
             continue
         raise CheckFailed(f"the chart renders {what}")
+    # Each refusal above is the value's fault: its nearest good neighbour renders.
+    render({"extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca"}],
+            "extraVolumes": [{"name": "ca", "secret": {"secretName": "okey-ca"}}]})
+    render({"extraEnv": [{"name": "OKEY_TELEMETRY__LOG_FILTER", "value": "debug"}]})
 
 
 def check_grace_counts_the_flush():
@@ -776,6 +862,108 @@ def check_placement_reaches_every_pod():
     for where, pod in specs:
         for field, value in placement.items():
             expect(pod.get(field) == value, f"{where}: {field} is {pod.get(field)!r}, not {value!r}")
+
+
+def pod_extras(d: dict) -> tuple[list[dict], list[dict], list[dict]]:
+    """A service pod's env, volumes and its container's volumeMounts."""
+    pod = d["spec"]["template"]["spec"]
+    return container_of(d).get("env", []), pod.get("volumes", []), container_of(d).get("volumeMounts", [])
+
+
+def check_extras_reach_their_containers():
+    """extraEnv, extraVolumes and extraVolumeMounts reach every service's pod and container, after
+    the chart's own variables; services.<name>'s only that service, after the global ones, and
+    its entry replaces a global one of the same name (a mount: the same mountPath). The
+    collector and the helm test pod get none of them."""
+    plain = {component(d): d for d in service_deployments(render(None))}
+    objects = render({**EXTRAS, "metrics": {"collector": {"enabled": True}}})
+    env_1 = {"name": "SSL_CERT_FILE", "value": "/etc/okey/ca/ca.pem"}
+    backtrace = {"name": "RUST_BACKTRACE", "value": "1"}
+    ca = EXTRAS["extraVolumes"][0]
+    ca_mount = EXTRAS["extraVolumeMounts"][0]
+    table, matchmaking = EXTRAS["services"]["table"], EXTRAS["services"]["matchmaking"]
+    want = {
+        "accounts": ([env_1, backtrace], [ca], [ca_mount]),
+        "scoring": ([env_1, backtrace], [ca], [ca_mount]),
+        "table": ([env_1, *table["extraEnv"]], table["extraVolumes"], [ca_mount, *table["extraVolumeMounts"]]),
+        "matchmaking": ([env_1, backtrace], [ca, *matchmaking["extraVolumes"]], matchmaking["extraVolumeMounts"]),
+    }
+    deployments = service_deployments(objects)
+    expect(sorted(component(d) for d in deployments) == sorted(SERVICES), "not every service rendered")
+    for d in deployments:
+        name = component(d)
+        env, volumes, mounts = pod_extras(d)
+        own = container_of(plain[name]).get("env", [])
+        expect(env[:len(own)] == own, f"{name}: the chart's own variables are not first, unchanged: {env}")
+        expect(env[len(own):] == want[name][0], f"{name}: extra env {env[len(own):]}, want {want[name][0]}")
+        expect(volumes == want[name][1], f"{name}: volumes {volumes}, want {want[name][1]}")
+        expect(mounts == want[name][2], f"{name}: volumeMounts {mounts}, want {want[name][2]}")
+        names = [e["name"] for e in env]
+        expect(len(names) == len(set(names)), f"{name}: a variable twice in its env: {names}")
+    for where, pod in pod_specs(objects):
+        if any(where.endswith(f"{RELEASE}-{s}") for s in SERVICES):
+            continue
+        extra_volumes = {"ca", "tmp", "matchmaking-ca"}
+        expect(not extra_volumes & {v["name"] for v in pod.get("volumes", [])}, f"{where}: has the services' extra volumes")
+        for c in pod["containers"]:
+            expect(not {"/etc/okey/ca", "/tmp"} & {m["mountPath"] for m in c.get("volumeMounts", [])},
+                   f"{where}/{c['name']}: has the services' extra mounts")
+            expect(not {"SSL_CERT_FILE", "RUST_BACKTRACE"} & {e["name"] for e in c.get("env", [])},
+                   f"{where}/{c['name']}: has the services' extraEnv")
+    # Without them, no empty env, volumes or volumeMounts keys appear.
+    for d in plain.values():
+        expect("volumes" not in d["spec"]["template"]["spec"] and "volumeMounts" not in container_of(d),
+               f"{d['metadata']['name']}: empty volumes or volumeMounts without extras")
+
+
+def check_extras_roll_the_pods():
+    """The extras are in the pod template, so a change to them rolls exactly the pods it
+    concerns (as a settings change does through checksum/config)."""
+    def templates(values):
+        return {component(d): json.dumps(d["spec"]["template"], sort_keys=True)
+                for d in service_deployments(render(values))}
+    ca = {"extraVolumes": EXTRAS["extraVolumes"], "extraVolumeMounts": EXTRAS["extraVolumeMounts"]}
+    tmp = {"extraVolumes": [{"name": "tmp", "emptyDir": {}}], "extraVolumeMounts": [{"name": "tmp", "mountPath": "/tmp"}]}
+    base = templates(None)
+    cases = [
+        ("a global extraEnv entry", {"extraEnv": [{"name": "SSL_CERT_FILE", "value": "/etc/okey/ca/ca.pem"}]}, SERVICES),
+        ("a global extraEnv value changed", {"extraEnv": [{"name": "SSL_CERT_FILE", "value": "/etc/okey/ca/other.pem"}]}, SERVICES),
+        ("global extra volumes", ca, SERVICES),
+        ("table's extraEnv", {"services": {"table": {"extraEnv": [{"name": "RUST_BACKTRACE", "value": "1"}]}}}, ["table"]),
+        ("scoring's extra volume", {"services": {"scoring": tmp}}, ["scoring"]),
+    ]
+    seen = {}
+    for what, values, rolled in cases:
+        now = templates(values)
+        for s in SERVICES:
+            expect((now[s] != base[s]) == (s in rolled),
+                   f"{what}: the {s} pod template {'did not change' if s in rolled else 'changed'}")
+        seen[what] = now
+    expect(seen["a global extraEnv entry"]["table"] != seen["a global extraEnv value changed"]["table"],
+           "a changed extraEnv value leaves the pod template as it was")
+
+
+def check_guide_tls_example(venv_bin: Path):
+    """docs/operations.md's private-CA example renders and validates, and the file it mounts is
+    the one SSL_CERT_FILE and the database URLs' sslrootcert name."""
+    text = GUIDE.read_text()
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "extraVolumeMounts" in b]
+    expect(len(blocks) == 1, f"{len(blocks)} yaml examples of extraVolumeMounts in the guide, want 1")
+    example = yaml.safe_load(blocks[0])
+    objects = render(example)
+    kubernetes_validate(objects, "the guide's private CA", venv_bin)
+    merged = merged_values(example)
+    for check in RENDER_CHECKS:
+        check(objects, merged)
+    cert_file = {e["name"]: e.get("value") for e in example["extraEnv"]}.get("SSL_CERT_FILE")
+    expect(cert_file is not None, "the guide's example sets no SSL_CERT_FILE")
+    roots = set(re.findall(r"sslrootcert=([^\s&'`)]+)", text))
+    expect(roots == {cert_file}, f"the guide's sslrootcert {roots} is not SSL_CERT_FILE {cert_file}")
+    for d in service_deployments(objects):
+        env, volumes, mounts = pod_extras(d)
+        expect(any(cert_file.startswith(m["mountPath"].rstrip("/") + "/") for m in mounts),
+               f"{d['metadata']['name']}: {cert_file} is under none of its mounts {mounts}")
+        expect({"name": "SSL_CERT_FILE", "value": cert_file} in env, f"{d['metadata']['name']}: no SSL_CERT_FILE")
 
 
 def check_value_switches():
@@ -959,7 +1147,7 @@ KUBECTL_VERBS = {"create", "get", "logs", "rollout", "run", "port-forward", "sca
                  "describe", "delete"}
 VALUE_ROOTS = ("config.", "services.", "secrets.", "networkPolicy.", "metrics.", "probes.",
                "topologySpread", "updateStrategy", "preStopSleepSeconds", "terminationGracePeriodSeconds",
-               "image.", "serviceAccount.")
+               "image.", "serviceAccount.", "extraEnv", "extraVolumes", "extraVolumeMounts")
 
 
 def guide_commands(text: str) -> list[str]:
@@ -1112,7 +1300,9 @@ def main() -> int:
     production = load_values(PRODUCTION)
     renders = {}
     # The production values turn a ServiceMonitor on: rendered for a cluster that serves its API.
-    for label, values, apis in (("defaults", None, None), ("production", production, [MONITORING_API])):
+    # The extras rendering (extraEnv, extra volumes) must pass every check the others pass.
+    for label, values, apis in (("defaults", None, None), ("production", production, [MONITORING_API]),
+                                ("extraEnv and volumes", EXTRAS, None)):
         run(f"lint --strict ({label})", lint_strict, values, label)
         try:
             renders[label] = (render(values, apis), merged_values(values))
@@ -1160,6 +1350,10 @@ def main() -> int:
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
     run("egress follows an explicit OTLP endpoint and networkPolicy.extraEgress", check_egress_follows_the_endpoints)
     run("placement values reach every pod (services, collector, helm test)", check_placement_reaches_every_pod)
+    run("extraEnv and extra volumes reach their services' pods, per-service ones override by name",
+        check_extras_reach_their_containers)
+    run("a change of extraEnv or extra volumes rolls exactly the pods it concerns", check_extras_roll_the_pods)
+    run("the guide's private-CA example renders, validates and names one CA file", check_guide_tls_example, venv_bin)
     run("the operations guide's commands and value paths exist", check_guide)
     run("the Dockerfile builds --locked, caches dependencies apart, runs non-root", check_dockerfile)
     for wrong in ("okeyctl export-table x 1", "make deploy", "helm upgrade okey helm/okey --force",

@@ -111,6 +111,65 @@ credentials) are left out for a service that does not use them (services.<name>.
 {{- toYaml $refs -}}
 {{- end -}}
 
+{{/*
+One service's extras, YAML {env, volumes, volumeMounts}: extraEnv, extraVolumes and
+extraVolumeMounts, then services.<name>'s own after them; an entry of the service's replaces the
+global one with the same name (a mount: the same mountPath). Refuses, naming the value to mend:
+two entries with the same name (mountPath) in one list (the API server takes a variable twice,
+the last silently winning, and fails the upgrade on a volume or mount twice), a mount of a volume
+the pod does not have, and an extraEnv variable the chart gives from a Secret (`secrets` is where
+that setting goes).
+*/}}
+{{- define "okey.extras" -}}
+{{- $svc := get .root.Values.services .name -}}
+{{- $out := dict -}}
+{{- $fields := list
+  (list "env" "extraEnv" "name" .root.Values.extraEnv $svc.extraEnv)
+  (list "volumes" "extraVolumes" "name" .root.Values.extraVolumes $svc.extraVolumes)
+  (list "volumeMounts" "extraVolumeMounts" "mountPath" .root.Values.extraVolumeMounts $svc.extraVolumeMounts) -}}
+{{- range $fields }}
+{{- $field := index . 1 }}
+{{- $key := index . 2 }}
+{{- $global := index . 3 | default list }}
+{{- $own := index . 4 | default list }}
+{{- $ownKeys := list }}
+{{- range $own }}
+{{- if has (get . $key) $ownKeys }}
+{{- fail (printf "services.%s.%s: two entries with %s %s" $.name $field $key (get . $key)) }}
+{{- end }}
+{{- $ownKeys = append $ownKeys (get . $key) }}
+{{- end }}
+{{- $globalKeys := list }}
+{{- $merged := list }}
+{{- range $global }}
+{{- if has (get . $key) $globalKeys }}
+{{- fail (printf "%s: two entries with %s %s" $field $key (get . $key)) }}
+{{- end }}
+{{- $globalKeys = append $globalKeys (get . $key) }}
+{{- if not (has (get . $key) $ownKeys) }}{{ $merged = append $merged . }}{{ end }}
+{{- end }}
+{{- $_ := set $out (index . 0) (concat $merged $own) }}
+{{- end }}
+{{- $volumes := list }}
+{{- range $out.volumes }}{{ $volumes = append $volumes .name }}{{ end }}
+{{- range $out.volumeMounts }}
+{{- if not (has .name $volumes) }}
+{{- fail (printf "services.%s: a volume mount at %s names volume %s, which neither extraVolumes nor services.%s.extraVolumes has" $.name .mountPath .name $.name) }}
+{{- end }}
+{{- end }}
+{{- range $section, $keys := include "okey.secretRefs" . | fromYaml }}
+{{- range $key, $ref := $keys }}
+{{- $var := printf "OKEY_%s__%s" (upper $section) (upper $key) }}
+{{- range $out.env }}
+{{- if eq .name $var }}
+{{- fail (printf "services.%s: extraEnv sets %s, which the chart gives from Secret %s (secrets.%s.%s or services.%s.secrets.%s.%s is where it goes)" $.name $var $ref.name $section $key $.name $section $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
 {{/* The services that call this one (the inverse of services.<name>.calls). */}}
 {{- define "okey.callers" -}}
 {{- $callers := list -}}
