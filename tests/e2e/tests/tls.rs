@@ -27,8 +27,13 @@ async fn the_platform_runs_on_postgres_and_redis_over_tls() {
         .connect(&plain)
         .await
         .expect_err("PostgreSQL refuses a connection without TLS");
-    assert!(
-        refused.to_string().contains("no encryption"),
+    // 28000 invalid_authorization_specification: pg_hba.conf's `hostnossl … reject`.
+    assert_eq!(
+        refused
+            .as_database_error()
+            .and_then(|e| e.code())
+            .as_deref(),
+        Some("28000"),
         "refused for the lack of TLS: {refused}"
     );
     let plain = redis.url().replacen("rediss://", "redis://", 1);
