@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod command;
 pub mod counters;
+pub mod deadline;
 pub mod decode;
 pub mod dependencies;
 pub mod fields;

@@ -30,6 +30,7 @@ use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
 use crate::auth::{AccessTable, AuthLayer, TokenVerifier};
+use crate::deadline::DeadlineLayer;
 use crate::dependencies::Dependencies;
 use crate::settings::ServerSettings;
 use crate::streams::{EndStreamsLayer, streaming_methods};
@@ -186,12 +187,16 @@ impl ServiceHost {
             )
         });
         // Every tower layer of every service, in order: the call's span and duration first, so
-        // refusals are traced and timed too, then the error model for requests tonic cannot
-        // decode, then authentication.
+        // refusals are traced and timed too, then the call's deadline (DEADLINE_EXCEEDED, where
+        // tonic's own timeout would answer CANCELLED), then the error model for requests tonic
+        // cannot decode, then authentication.
         let accept_http1 = self.http.is_some();
         let layers = tower::ServiceBuilder::new()
             .layer(HttpBranchLayer(self.http.take()))
             .layer(GrpcServerLayer::default())
+            .layer(DeadlineLayer::new(Duration::from_millis(
+                self.settings.request_timeout_ms,
+            )))
             .map_response(crate::decode::rewrite)
             .layer(EndStreamsLayer::new(
                 streaming_methods(&self.api_names),
@@ -203,7 +208,6 @@ impl ServiceHost {
         tracing::info!(%addr, apis = ?self.api_names, "listening");
         let server = tonic::transport::Server::builder()
             .accept_http1(accept_http1)
-            .timeout(Duration::from_millis(self.settings.request_timeout_ms))
             .max_concurrent_streams(self.settings.max_concurrent_streams)
             .layer(layers)
             .add_routes(self.routes.routes())

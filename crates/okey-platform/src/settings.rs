@@ -120,7 +120,8 @@ pub struct ServerSettings {
     pub port: u16,
     /// After SIGTERM/SIGINT, how long in-flight calls may run before the process exits anyway.
     pub grace_period_ms: u64,
-    /// Longest a unary call may take (clients may ask for less with `grpc-timeout`).
+    /// Longest a unary call may take (clients may ask for less with `grpc-timeout`); past it the
+    /// call is answered DEADLINE_EXCEEDED `deadline_exceeded` (`deadline`).
     pub request_timeout_ms: u64,
     /// Most streams (calls in flight, open update streams included) one HTTP/2 connection may
     /// have at once: advertised to the client in its SETTINGS, so the client queues further calls

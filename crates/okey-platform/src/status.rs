@@ -293,6 +293,8 @@ reasons! {
     DependencyUnavailable = "dependency_unavailable" => Unavailable,
     /// The server is stopping (a deploy): its open streams end; call again.
     ServerStopping = "server_stopping" => Unavailable,
+    /// The call ran out of time: its `grpc-timeout`, or the server's longest call.
+    DeadlineExceeded = "deadline_exceeded" => DeadlineExceeded,
     /// A bug on the server.
     Internal = "internal" => Internal,
     /// The stored answer to a handled request cannot be read by this build.

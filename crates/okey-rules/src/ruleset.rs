@@ -264,10 +264,13 @@ impl Preset {
         };
         match self {
             Preset::Classic => classic,
-            // Seed 001 offers both variants and both ways of catching a playable discard as the
-            // table creator's choice ("Variant: standard or raising", "The table creator chooses
-            // how it is caught"): the preset takes the first it names for each, the standard bar
-            // ("At a raising table …" is the other variant) and the opponent's call.
+            // Seed 001 leaves four things to the table creator ("Table options") and names no
+            // default. The preset takes the first it names for the variant (the standard bar; "At
+            // a raising table …" is the other) and for catching a playable discard (the
+            // opponent's call); for "May a pairs player take discards: no … or yes" it keeps
+            // RULES.md's default (yes), which this seed offers too; and for the match's end the
+            // first kind it names, a penalty limit, at 1001 (the seed names four limits and no
+            // default; RULES.md's default, 5 hands, is a choice a table may make instead).
             Preset::Yudum => RuleSet {
                 preset: self,
                 run_wraps_12_13_1: true,

@@ -1,0 +1,234 @@
+//! A call's deadline: the client's `grpc-timeout`, never past `server.request_timeout_ms`. A call
+//! still running when it passes is dropped and answered DEADLINE_EXCEEDED `deadline_exceeded`,
+//! as gRPC and `common.proto` say ("the call ran out of time: retry with backoff, same
+//! request_id"). tonic's own timeout answers CANCELLED, which tells a client the opposite (that
+//! it gave up itself), so the host uses this layer instead.
+//!
+//! For a server stream the deadline covers the call until its response starts, as for a unary
+//! call: an open WatchTable is not cut by it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use crate::status::{self, Reason};
+
+/// The layer giving each call the shorter of its `grpc-timeout` and `longest`.
+#[derive(Clone, Copy)]
+pub struct DeadlineLayer {
+    longest: Duration,
+}
+
+impl DeadlineLayer {
+    pub fn new(longest: Duration) -> DeadlineLayer {
+        DeadlineLayer { longest }
+    }
+}
+
+impl<S> tower::Layer<S> for DeadlineLayer {
+    type Service = Deadline<S>;
+
+    fn layer(&self, inner: S) -> Deadline<S> {
+        Deadline {
+            inner,
+            longest: self.longest,
+        }
+    }
+}
+
+/// [`DeadlineLayer`]'s service.
+#[derive(Clone)]
+pub struct Deadline<S> {
+    inner: S,
+    longest: Duration,
+}
+
+type Response = http::Response<tonic::body::Body>;
+
+impl<S, B> tower::Service<http::Request<B>> for Deadline<S>
+where
+    S: tower::Service<http::Request<B>, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = DeadlineFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let asked = request
+            .headers()
+            .get("grpc-timeout")
+            .and_then(|value| grpc_timeout(value.as_bytes()));
+        let limit = asked.map_or(self.longest, |asked| asked.min(self.longest));
+        DeadlineFuture {
+            answer: self.inner.call(request),
+            sleep: tokio::time::sleep(limit),
+            asked: asked.is_some_and(|asked| asked <= self.longest),
+            limit,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call's answer, or DEADLINE_EXCEEDED once its deadline passes.
+    pub struct DeadlineFuture<F> {
+        #[pin]
+        answer: F,
+        #[pin]
+        sleep: tokio::time::Sleep,
+        // Whether the deadline is the client's (else the server's longest).
+        asked: bool,
+        limit: Duration,
+    }
+}
+
+impl<F, E> Future for DeadlineFuture<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(result) = this.answer.poll(cx) {
+            return Poll::Ready(result);
+        }
+        ready!(this.sleep.poll(cx));
+        let whose = if *this.asked {
+            "the deadline the call was sent with (grpc-timeout)"
+        } else {
+            "the server's longest call (server.request_timeout_ms)"
+        };
+        let status = status::error(
+            Reason::DeadlineExceeded,
+            format!(
+                "the call ran out of time: {} ms, {whose}, passed before it was answered; \
+                 retry with backoff and the same request_id (a retried command is applied once)",
+                this.limit.as_millis()
+            ),
+        );
+        Poll::Ready(Ok(status.into_http()))
+    }
+}
+
+/// A `grpc-timeout` header's value (gRPC over HTTP/2: at most 8 digits, then a unit of `H`,
+/// `M`, `S`, `m`, `u` or `n`); `None` for anything else, which then counts as not sent.
+pub fn grpc_timeout(value: &[u8]) -> Option<Duration> {
+    let (&unit, digits) = value.split_last()?;
+    if digits.is_empty() || digits.len() > 8 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let amount: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some(match unit {
+        b'H' => Duration::from_secs(amount * 3600),
+        b'M' => Duration::from_secs(amount * 60),
+        b'S' => Duration::from_secs(amount),
+        b'm' => Duration::from_millis(amount),
+        b'u' => Duration::from_micros(amount),
+        b'n' => Duration::from_nanos(amount),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use tonic::Code;
+    use tower::{Layer, ServiceExt};
+
+    use super::*;
+
+    #[test]
+    fn grpc_timeout_values() {
+        assert_eq!(grpc_timeout(b"100m"), Some(Duration::from_millis(100)));
+        assert_eq!(grpc_timeout(b"2S"), Some(Duration::from_secs(2)));
+        assert_eq!(grpc_timeout(b"1H"), Some(Duration::from_secs(3600)));
+        assert_eq!(grpc_timeout(b"3M"), Some(Duration::from_secs(180)));
+        assert_eq!(grpc_timeout(b"5u"), Some(Duration::from_micros(5)));
+        assert_eq!(
+            grpc_timeout(b"99999999n"),
+            Some(Duration::from_nanos(99_999_999))
+        );
+        for bad in [
+            &b""[..],
+            b"m",
+            b"123456789m",
+            b"10x",
+            b"-1S",
+            b"1.5S",
+            b" 1S",
+        ] {
+            assert_eq!(grpc_timeout(bad), None, "{bad:?}");
+        }
+    }
+
+    fn slow(
+        delay: Duration,
+    ) -> impl tower::Service<
+        http::Request<()>,
+        Response = Response,
+        Error = Infallible,
+        Future = impl Future<Output = Result<Response, Infallible>> + Send,
+    > + Clone {
+        tower::service_fn(move |_: http::Request<()>| async move {
+            tokio::time::sleep(delay).await;
+            Ok::<_, Infallible>(http::Response::new(tonic::body::Body::empty()))
+        })
+    }
+
+    fn request(timeout: Option<&str>) -> http::Request<()> {
+        let mut request = http::Request::new(());
+        if let Some(timeout) = timeout {
+            request
+                .headers_mut()
+                .insert("grpc-timeout", timeout.parse().unwrap());
+        }
+        request
+    }
+
+    fn code(response: &Response) -> Option<Code> {
+        response
+            .headers()
+            .get("grpc-status")
+            .map(|v| Code::from_bytes(v.as_bytes()))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_past_its_grpc_timeout_is_deadline_exceeded_with_its_reason() {
+        let service =
+            DeadlineLayer::new(Duration::from_secs(30)).layer(slow(Duration::from_secs(5)));
+        let response = service.oneshot(request(Some("100m"))).await.unwrap();
+        assert_eq!(code(&response), Some(Code::DeadlineExceeded));
+        let status = tonic::Status::from_header_map(response.headers()).unwrap();
+        assert!(status::is(&status, Reason::DeadlineExceeded), "{status:?}");
+        assert!(status.message().contains("100 ms"), "{}", status.message());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_servers_longest_bounds_a_longer_or_missing_grpc_timeout() {
+        for timeout in [None, Some("1H"), Some("bad")] {
+            let service =
+                DeadlineLayer::new(Duration::from_secs(1)).layer(slow(Duration::from_secs(5)));
+            let response = service.oneshot(request(timeout)).await.unwrap();
+            assert_eq!(code(&response), Some(Code::DeadlineExceeded), "{timeout:?}");
+            let status = tonic::Status::from_header_map(response.headers()).unwrap();
+            assert!(
+                status.message().contains("request_timeout_ms"),
+                "{timeout:?}"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_call_answered_in_time_passes_through() {
+        let service =
+            DeadlineLayer::new(Duration::from_secs(30)).layer(slow(Duration::from_secs(1)));
+        let response = service.oneshot(request(Some("2S"))).await.unwrap();
+        assert_eq!(code(&response), None);
+    }
+}
