@@ -43,6 +43,10 @@ pub struct Claims {
     /// for example at a table). Tokens without it stay valid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// This token's own id (random), so no two tokens are the same, even two issued to one
+    /// player in the same second. Tokens without it stay valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jti: Option<String>,
 }
 
 /// Why a token was refused. Every variant maps to UNAUTHENTICATED.
@@ -794,6 +798,7 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
             nbf: now() - 1,
             iat: now(),
             name: Some("Ayşe".into()),
+            jti: Some("a1".into()),
         }
     }
 

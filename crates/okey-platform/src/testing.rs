@@ -55,6 +55,7 @@ pub fn test_claims(player_id: &str, roles: &[Role]) -> Claims {
         nbf: now.saturating_sub(1),
         iat: now,
         name: Some(test_display_name(player_id)),
+        jti: None,
     }
 }
 

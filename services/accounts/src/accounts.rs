@@ -404,6 +404,7 @@ impl Accounts {
             iat,
             // A service has no display name.
             name: None,
+            jti: Some(Uuid::new_v4().simple().to_string()),
         };
         Ok((Secret::new(self.keys.sign(&claims)?), expires_at))
     }
@@ -435,7 +436,8 @@ impl Accounts {
         address: &str,
     ) -> Result<(Account, Session, bool), AccountsError> {
         let device_id = checked_device_id(device_id, true)?.unwrap_or_default();
-        let display_name = checked_display_name("display_name", display_name, true)?;
+        // Checked only for a new guest: an existing guest's sign-in ignores it (accounts.proto).
+        let display_name = checked_display_name("display_name", display_name, true);
         let mut tx = self.pool.begin().await?;
         let existing: Option<Uuid> =
             sqlx::query_scalar("SELECT player_id FROM devices WHERE device_id = $1")
@@ -455,6 +457,7 @@ impl Accounts {
                 (id, created_by_this_request.is_some())
             }
             None => {
+                let display_name = display_name?;
                 if let Verdict::Refuse(retry_after) = self.limiter.new_guest(address).await? {
                     tracing::warn!(
                         address,
@@ -910,6 +913,9 @@ impl Accounts {
             // Other services show the player by this name (the table at sit-down) without
             // asking accounts; a new name reaches them with the next access token.
             name: Some(account.display_name.clone()),
+            // Each session's token is its own, also when a retried sign-in comes within the
+            // second of the first (accounts.proto: a retry answers with a new session).
+            jti: Some(Uuid::new_v4().simple().to_string()),
         };
         let access_token = self.keys.sign(&claims)?;
         let mut raw = [0u8; 32];

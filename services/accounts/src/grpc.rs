@@ -119,6 +119,7 @@ fn player_name(
     me: Result<Uuid, Status>,
     field: &'static str,
 ) -> Result<Uuid, Status> {
+    fields::text(field, name)?;
     if name.is_empty() {
         return Err(status::invalid_argument(
             Reason::MissingField,
@@ -327,6 +328,9 @@ impl AccountsService for AccountsApi {
             return Err(to_status(AccountsError::NotYours));
         }
         let paths = r.update_mask.map(|m| m.paths).unwrap_or_default();
+        for (i, path) in paths.iter().enumerate() {
+            fields::text(&format!("update_mask.paths[{i}]"), path)?;
+        }
         let wants = |field: &str| paths.is_empty() || paths.iter().any(|p| p == field);
         if let Some(unknown) = paths
             .iter()
@@ -382,6 +386,9 @@ impl AccountsService for AccountsApi {
         request: Request<pb::IssueServiceTokenRequest>,
     ) -> Result<Response<pb::IssueServiceTokenResponse>, Status> {
         let r = request.into_inner();
+        // Left out, it is a malformed request (as SignIn's password), not unknown credentials.
+        fields::required("client_id", &r.client_id)?;
+        fields::required("client_secret", &r.client_secret)?;
         let secret = Secret::new(r.client_secret);
         let (token, expires_at) = self
             .accounts

@@ -146,6 +146,53 @@ async fn text_the_store_cannot_hold_is_refused_before_the_store() {
         .await
         .unwrap_err();
     assert_invalid(&refresh, "invalid_text");
+    // A NUL in a name or an update mask's path is invalid_text too, as in scoring.
+    let name = client
+        .get_profile(bearer(
+            pb::GetProfileRequest {
+                name: "players/\0".into(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_invalid(&name, "invalid_text");
+    let statistics = client
+        .get_statistics(bearer(
+            pb::GetStatisticsRequest {
+                name: "players/me\0/statistics".into(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_invalid(&statistics, "invalid_text");
+    let mask = client
+        .update_profile(bearer(
+            pb::UpdateProfileRequest {
+                request_id: "r6".into(),
+                profile: Some(pb::Profile {
+                    name: "players/me".into(),
+                    display_name: "Ayse".into(),
+                    ..Default::default()
+                }),
+                update_mask: Some(prost_types::FieldMask {
+                    paths: vec!["display\0_name".into()],
+                }),
+            },
+            &token,
+        ))
+        .await
+        .unwrap_err();
+    assert_invalid(&mask, "invalid_text");
+    assert_eq!(
+        mask.get_error_details()
+            .bad_request()
+            .unwrap()
+            .field_violations[0]
+            .field,
+        "update_mask.paths[0]"
+    );
 
     assert_eq!(stored_accounts(&app).await, before, "nothing was stored");
     app.stop().await;

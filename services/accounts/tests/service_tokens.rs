@@ -1,6 +1,7 @@
 //! Service tokens by client credentials: the configured client with its secret gets a token whose
 //! only role is `matchmaker` and whose subject is the client id; an unknown client or a wrong
-//! secret is UNAUTHENTICATED (`invalid_client_credentials`); the platform's `ServiceTokens` keeps
+//! secret is UNAUTHENTICATED (`invalid_client_credentials`), an empty one INVALID_ARGUMENT
+//! (`missing_field`); the platform's `ServiceTokens` keeps
 //! one token while it is fresh and asks for another once a callee refused it.
 
 mod common;
@@ -57,7 +58,6 @@ async fn the_configured_client_gets_a_matchmaker_token_and_nobody_else_does() {
     for (id, secret) in [
         (TEST_SERVICE_CLIENT_ID, "a-wrong-secret-of-some-length"),
         ("someone-else", TEST_SERVICE_CLIENT_SECRET),
-        ("", ""),
     ] {
         let err = client
             .issue_service_token(pb::IssueServiceTokenRequest {
@@ -68,6 +68,27 @@ async fn the_configured_client_gets_a_matchmaker_token_and_nobody_else_does() {
             .unwrap_err();
         assert_eq!(err.code(), Code::Unauthenticated, "{id}");
         assert_eq!(reason(&err), "invalid_client_credentials");
+    }
+    // A field left out, or text no store holds, is a malformed request, not a wrong credential.
+    for (id, secret, why) in [
+        ("", "", "missing_field"),
+        (TEST_SERVICE_CLIENT_ID, "", "missing_field"),
+        ("", TEST_SERVICE_CLIENT_SECRET, "missing_field"),
+        ("a\0", "b", "invalid_text"),
+        (TEST_SERVICE_CLIENT_ID, "b\0", "invalid_text"),
+    ] {
+        let err = client
+            .issue_service_token(pb::IssueServiceTokenRequest {
+                client_id: id.into(),
+                client_secret: secret.into(),
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (err.code(), reason(&err).as_str()),
+            (Code::InvalidArgument, why),
+            "{id:?} {secret:?}"
+        );
     }
 
     // The caller's side: one token while it is fresh, a new one after it was refused.

@@ -887,8 +887,14 @@ async fn a_retried_guest_sign_in_is_the_same_player_with_a_new_session_and_the_f
     assert_eq!(retry.account, first.account, "the same player");
     let (s1, s2) = (first.session.unwrap(), retry.session.unwrap());
     assert_ne!(s1.refresh_token, s2.refresh_token, "a new session");
+    // Its own tokens, both of them, even within the second of the first (the token's jti).
+    assert_ne!(s1.access_token, s2.access_token, "a new access token");
+    // An existing guest's display name is ignored, so one no new guest could take is no refusal.
     let later = client
-        .sign_in_as_guest(sign_in(&rid()))
+        .sign_in_as_guest(pb::SignInAsGuestRequest {
+            display_name: "x".repeat(30),
+            ..sign_in(&rid())
+        })
         .await
         .unwrap()
         .into_inner();

@@ -207,7 +207,12 @@ fn whose(
     name: &str,
     everyone: bool,
 ) -> Result<Option<String>, Status> {
-    let asked = player_name(caller, field, name, everyone)?;
+    readable(caller, player_name(caller, field, name, everyone)?)
+}
+
+/// `asked` (a checked [`player_name`]) if the caller may read those records: their own, or
+/// anyone's with the role analyst or support (`role_required`).
+fn readable(caller: &Caller, asked: Option<String>) -> Result<Option<String>, Status> {
     let own = format!("players/{}", caller.player_id);
     if asked.as_deref() != Some(own.as_str()) && !reads_everyone(caller) {
         return Err(status::error(
@@ -491,12 +496,14 @@ impl ScoringService for ScoringApi {
     ) -> Result<Response<ListLedgerEntriesResponse>, Status> {
         let caller = caller(&request)?;
         let r = request.into_inner();
-        let player = whose(&caller, "parent", &r.parent, true)?;
+        // Both names are checked before who may read them (scoring.proto).
+        let asked = player_name(&caller, "parent", &r.parent, true)?;
         let filter = if r.r#match.is_empty() {
             None
         } else {
             Some(match_id("match", &r.r#match)?)
         };
+        let player = readable(&caller, asked)?;
         let limit = page_size(r.page_size)?;
         let parent = player.clone().unwrap_or_else(|| "players/-".into());
         let below = match self.position(&r.page_token)? {

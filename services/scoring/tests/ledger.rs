@@ -278,6 +278,17 @@ async fn a_five_hand_match_adds_up_to_the_tables_totals_and_every_hand_verifies(
             Code::PermissionDenied,
             "role_required",
         ),
+        // A malformed match name is invalid_name even where the parent is not the caller's to
+        // read: names are checked before who may read them.
+        (
+            pb::ListLedgerEntriesRequest {
+                parent: "players/-".into(),
+                r#match: "matches/xyz".into(),
+                ..Default::default()
+            },
+            Code::InvalidArgument,
+            "invalid_name",
+        ),
     ] {
         let e = api.list_ledger_entries(me.req(request)).await.unwrap_err();
         assert_eq!((e.code(), reason(&e).as_str()), (code, why));
