@@ -55,27 +55,23 @@ async fn the_configured_client_gets_a_matchmaker_token_and_nobody_else_does() {
         c["exp"].as_i64().unwrap()
     );
 
-    for (id, secret) in [
-        (TEST_SERVICE_CLIENT_ID, "a-wrong-secret-of-some-length"),
-        ("someone-else", TEST_SERVICE_CLIENT_SECRET),
-    ] {
-        let err = client
-            .issue_service_token(pb::IssueServiceTokenRequest {
-                client_id: id.into(),
-                client_secret: secret.into(),
-            })
-            .await
-            .unwrap_err();
-        assert_eq!(err.code(), Code::Unauthenticated, "{id}");
-        assert_eq!(reason(&err), "invalid_client_credentials");
-    }
-    // A field left out, or text no store holds, is a malformed request, not a wrong credential.
-    for (id, secret, why) in [
-        ("", "", "missing_field"),
-        (TEST_SERVICE_CLIENT_ID, "", "missing_field"),
-        ("", TEST_SERVICE_CLIENT_SECRET, "missing_field"),
-        ("a\0", "b", "invalid_text"),
-        (TEST_SERVICE_CLIENT_ID, "b\0", "invalid_text"),
+    // A wrong credential is UNAUTHENTICATED; a field left out, or text no store holds, is a
+    // malformed request, not a wrong credential.
+    let unauthenticated = (Code::Unauthenticated, "invalid_client_credentials");
+    let missing = (Code::InvalidArgument, "missing_field");
+    let invalid_text = (Code::InvalidArgument, "invalid_text");
+    for (id, secret, refusal) in [
+        (
+            TEST_SERVICE_CLIENT_ID,
+            "a-wrong-secret-of-some-length",
+            unauthenticated,
+        ),
+        ("someone-else", TEST_SERVICE_CLIENT_SECRET, unauthenticated),
+        ("", "", missing),
+        (TEST_SERVICE_CLIENT_ID, "", missing),
+        ("", TEST_SERVICE_CLIENT_SECRET, missing),
+        ("a\0", "b", invalid_text),
+        (TEST_SERVICE_CLIENT_ID, "b\0", invalid_text),
     ] {
         let err = client
             .issue_service_token(pb::IssueServiceTokenRequest {
@@ -86,7 +82,7 @@ async fn the_configured_client_gets_a_matchmaker_token_and_nobody_else_does() {
             .unwrap_err();
         assert_eq!(
             (err.code(), reason(&err).as_str()),
-            (Code::InvalidArgument, why),
+            refusal,
             "{id:?} {secret:?}"
         );
     }
