@@ -4,25 +4,37 @@
 //! request_id"). tonic's own timeout answers CANCELLED, which tells a client the opposite (that
 //! it gave up itself), so the host uses this layer instead.
 //!
-//! For a server stream the deadline covers the call until its response starts, as for a unary
-//! call: an open WatchTable is not cut by it.
+//! A server stream (WatchTable …) opened with a `grpc-timeout` ends at that deadline, after what
+//! its handler has already produced, with DEADLINE_EXCEEDED in its trailers. One opened without
+//! lasts as long as the client keeps it: `server.request_timeout_ms` bounds only how long its
+//! response takes to start.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use crate::status::{self, Reason};
+use tokio::time::Instant;
 
-/// The layer giving each call the shorter of its `grpc-timeout` and `longest`.
-#[derive(Clone, Copy)]
+use crate::status::{self, Reason};
+use crate::streams::EndsWhen;
+
+/// The layer giving each call the shorter of its `grpc-timeout` and `longest`, and each server
+/// stream of `streams` (full gRPC paths) its `grpc-timeout`.
+#[derive(Clone)]
 pub struct DeadlineLayer {
     longest: Duration,
+    streams: Arc<HashSet<String>>,
 }
 
 impl DeadlineLayer {
-    pub fn new(longest: Duration) -> DeadlineLayer {
-        DeadlineLayer { longest }
+    pub fn new(longest: Duration, streams: HashSet<String>) -> DeadlineLayer {
+        DeadlineLayer {
+            longest,
+            streams: Arc::new(streams),
+        }
     }
 }
 
@@ -32,7 +44,7 @@ impl<S> tower::Layer<S> for DeadlineLayer {
     fn layer(&self, inner: S) -> Deadline<S> {
         Deadline {
             inner,
-            longest: self.longest,
+            layer: self.clone(),
         }
     }
 }
@@ -41,7 +53,7 @@ impl<S> tower::Layer<S> for DeadlineLayer {
 #[derive(Clone)]
 pub struct Deadline<S> {
     inner: S,
-    longest: Duration,
+    layer: DeadlineLayer,
 }
 
 type Response = http::Response<tonic::body::Body>;
@@ -63,12 +75,17 @@ where
             .headers()
             .get("grpc-timeout")
             .and_then(|value| grpc_timeout(value.as_bytes()));
-        let limit = asked.map_or(self.longest, |asked| asked.min(self.longest));
+        let longest = self.layer.longest;
+        let limit = asked.map_or(longest, |asked| asked.min(longest));
+        let stream_ends = asked
+            .filter(|_| self.layer.streams.contains(request.uri().path()))
+            .map(|asked| (Instant::now() + asked, asked));
         DeadlineFuture {
             answer: self.inner.call(request),
             sleep: tokio::time::sleep(limit),
-            asked: asked.is_some_and(|asked| asked <= self.longest),
+            asked: asked.is_some_and(|asked| asked <= longest),
             limit,
+            stream_ends,
         }
     }
 }
@@ -83,6 +100,8 @@ pin_project_lite::pin_project! {
         // Whether the deadline is the client's (else the server's longest).
         asked: bool,
         limit: Duration,
+        // A stream's deadline, and how long it was: the body ends then.
+        stream_ends: Option<(Instant, Duration)>,
     }
 }
 
@@ -95,24 +114,43 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         if let Poll::Ready(result) = this.answer.poll(cx) {
-            return Poll::Ready(result);
+            let Some((at, asked)) = *this.stream_ends else {
+                return Poll::Ready(result);
+            };
+            return Poll::Ready(result.map(|response| {
+                // A refusal is answered with its status in the headers and no body.
+                if response.headers().contains_key("grpc-status") {
+                    return response;
+                }
+                response.map(|body| {
+                    tonic::body::Body::new(EndsWhen::new(
+                        body,
+                        tokio::time::sleep_until(at),
+                        move || exceeded(asked, true),
+                    ))
+                })
+            }));
         }
         ready!(this.sleep.poll(cx));
-        let whose = if *this.asked {
-            "the deadline the call was sent with (grpc-timeout)"
-        } else {
-            "the server's longest call (server.request_timeout_ms)"
-        };
-        let status = status::error(
-            Reason::DeadlineExceeded,
-            format!(
-                "the call ran out of time: {} ms, {whose}, passed before it was answered; \
-                 retry with backoff and the same request_id (a retried command is applied once)",
-                this.limit.as_millis()
-            ),
-        );
-        Poll::Ready(Ok(status.into_http()))
+        Poll::Ready(Ok(exceeded(*this.limit, *this.asked).into_http()))
     }
+}
+
+/// DEADLINE_EXCEEDED `deadline_exceeded` for a deadline of `limit`, the client's when `asked`.
+fn exceeded(limit: Duration, asked: bool) -> tonic::Status {
+    let whose = if asked {
+        "the deadline the call was sent with (grpc-timeout)"
+    } else {
+        "the server's longest call (server.request_timeout_ms)"
+    };
+    status::error(
+        Reason::DeadlineExceeded,
+        format!(
+            "the call ran out of time: {} ms, {whose}, passed before it was answered; retry \
+             with backoff and the same request_id (a retried command is applied once)",
+            limit.as_millis()
+        ),
+    )
 }
 
 /// A `grpc-timeout` header's value (gRPC over HTTP/2: at most 8 digits, then a unit of `H`,
@@ -200,8 +238,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_past_its_grpc_timeout_is_deadline_exceeded_with_its_reason() {
-        let service =
-            DeadlineLayer::new(Duration::from_secs(30)).layer(slow(Duration::from_secs(5)));
+        let service = DeadlineLayer::new(Duration::from_secs(30), HashSet::new())
+            .layer(slow(Duration::from_secs(5)));
         let response = service.oneshot(request(Some("100m"))).await.unwrap();
         assert_eq!(code(&response), Some(Code::DeadlineExceeded));
         let status = tonic::Status::from_header_map(response.headers()).unwrap();
@@ -212,8 +250,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_servers_longest_bounds_a_longer_or_missing_grpc_timeout() {
         for timeout in [None, Some("1H"), Some("bad")] {
-            let service =
-                DeadlineLayer::new(Duration::from_secs(1)).layer(slow(Duration::from_secs(5)));
+            let service = DeadlineLayer::new(Duration::from_secs(1), HashSet::new())
+                .layer(slow(Duration::from_secs(5)));
             let response = service.oneshot(request(timeout)).await.unwrap();
             assert_eq!(code(&response), Some(Code::DeadlineExceeded), "{timeout:?}");
             let status = tonic::Status::from_header_map(response.headers()).unwrap();
@@ -226,9 +264,76 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_call_answered_in_time_passes_through() {
-        let service =
-            DeadlineLayer::new(Duration::from_secs(30)).layer(slow(Duration::from_secs(1)));
+        let service = DeadlineLayer::new(Duration::from_secs(30), HashSet::new())
+            .layer(slow(Duration::from_secs(1)));
         let response = service.oneshot(request(Some("2S"))).await.unwrap();
         assert_eq!(code(&response), None);
+    }
+
+    /// A stream's body that never ends by itself.
+    struct Endless;
+
+    impl http_body::Body for Endless {
+        type Data = tonic::codegen::Bytes;
+        type Error = tonic::Status;
+
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+            Poll::Pending
+        }
+    }
+
+    const WATCH: &str = "/okey.v1.TableService/WatchTable";
+
+    async fn next_frame(
+        body: &mut tonic::body::Body,
+    ) -> Option<Result<http_body::Frame<tonic::codegen::Bytes>, tonic::Status>> {
+        std::future::poll_fn(|cx| http_body::Body::poll_frame(Pin::new(&mut *body), cx)).await
+    }
+
+    fn watch(timeout: Option<&str>) -> (impl Future<Output = Response>, Instant) {
+        let streaming = tower::service_fn(|_: http::Request<()>| async {
+            Ok::<_, Infallible>(http::Response::new(tonic::body::Body::new(Endless)))
+        });
+        let service = DeadlineLayer::new(Duration::from_secs(30), HashSet::from([WATCH.into()]))
+            .layer(streaming);
+        let mut request = request(timeout);
+        *request.uri_mut() = WATCH.parse().unwrap();
+        let started = Instant::now();
+        (
+            async move { service.oneshot(request).await.unwrap() },
+            started,
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_opened_with_a_grpc_timeout_ends_then_with_deadline_exceeded() {
+        let (answer, started) = watch(Some("2S"));
+        let mut body = answer.await.into_body();
+        assert_eq!(
+            started.elapsed(),
+            Duration::ZERO,
+            "the stream starts at once"
+        );
+        let frame = tokio::time::timeout(Duration::from_secs(60), next_frame(&mut body))
+            .await
+            .expect("the stream ended at its deadline")
+            .expect("a last frame")
+            .unwrap();
+        assert_eq!(started.elapsed(), Duration::from_secs(2));
+        let trailers = frame.into_trailers().expect("the trailers");
+        let status = tonic::Status::from_header_map(&trailers).unwrap();
+        assert_eq!(status.code(), Code::DeadlineExceeded);
+        assert!(status::is(&status, Reason::DeadlineExceeded), "{status:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_opened_without_one_outlives_the_servers_longest_call() {
+        let (answer, _) = watch(None);
+        let mut body = answer.await.into_body();
+        let waited = tokio::time::timeout(Duration::from_secs(3600), next_frame(&mut body)).await;
+        assert!(waited.is_err(), "still open after an hour");
     }
 }

@@ -43,12 +43,17 @@ pub fn text<'a>(field: &str, value: &'a str) -> Result<&'a str, Status> {
 }
 
 /// Whether `c` may not appear in text shown to other players (display names, chat): a control
-/// character (terminals and some text views act on them: ESC sequences, carriage returns) or a
-/// bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which makes a
+/// character (terminals and some text views act on them: ESC sequences, carriage returns), a
+/// line or paragraph separator (U+2028, U+2029: line breaks that are not control characters), or
+/// a bidirectional embedding, override or isolate (U+202A–U+202E, U+2066–U+2069), which makes a
 /// name or a message read as another. Characters of right-to-left scripts, and the plain
 /// direction marks (U+200E, U+200F), are fine.
 pub fn unfit_to_show(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 /// Longest display name, in characters.
@@ -137,8 +142,8 @@ mod tests {
     #[test]
     fn text_shown_to_others_has_no_controls_and_no_direction_overrides() {
         for c in [
-            '\u{1b}', '\r', '\n', '\t', '\u{7f}', '\u{85}', '\u{202E}', '\u{202A}', '\u{2066}',
-            '\u{2069}',
+            '\u{1b}', '\r', '\n', '\t', '\u{7f}', '\u{85}', '\u{2028}', '\u{2029}', '\u{202E}',
+            '\u{202A}', '\u{2066}', '\u{2069}',
         ] {
             assert!(unfit_to_show(c), "{:?}", c);
         }

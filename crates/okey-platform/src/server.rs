@@ -191,17 +191,16 @@ impl ServiceHost {
         // tonic's own timeout would answer CANCELLED), then the error model for requests tonic
         // cannot decode, then authentication.
         let accept_http1 = self.http.is_some();
+        let streams = streaming_methods(&self.api_names);
         let layers = tower::ServiceBuilder::new()
             .layer(HttpBranchLayer(self.http.take()))
             .layer(GrpcServerLayer::default())
-            .layer(DeadlineLayer::new(Duration::from_millis(
-                self.settings.request_timeout_ms,
-            )))
-            .map_response(crate::decode::rewrite)
-            .layer(EndStreamsLayer::new(
-                streaming_methods(&self.api_names),
-                streams_end_rx,
+            .layer(DeadlineLayer::new(
+                Duration::from_millis(self.settings.request_timeout_ms),
+                streams.clone(),
             ))
+            .map_response(crate::decode::rewrite)
+            .layer(EndStreamsLayer::new(streams, streams_end_rx))
             .layer(auth);
 
         let addr = self.local_addr();

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use futures_util::future::Either;
 use http_body::{Body, Frame};
@@ -94,33 +94,55 @@ where
             if response.headers().contains_key("grpc-status") {
                 return Ok(response);
             }
-            Ok(response.map(|body| tonic::body::Body::new(UntilStopping::new(body, stopping))))
+            Ok(response.map(|body| tonic::body::Body::new(until_stopping(body, stopping))))
         }))
     }
 }
 
 /// A stream's body that ends with UNAVAILABLE `server_stopping` once the server stops, after
 /// the frames its handler has already produced.
-struct UntilStopping {
+fn until_stopping(inner: tonic::body::Body, mut stopping: watch::Receiver<bool>) -> EndsWhen {
+    EndsWhen::new(
+        inner,
+        async move {
+            // A closed channel (the host is gone) stops the stream too.
+            let _ = stopping.wait_for(|stop| *stop).await;
+        },
+        || {
+            status::error(
+                Reason::ServerStopping,
+                "the server is stopping: open the stream again, another replica answers \
+                 (a WatchTable resumed from the last version received misses nothing)",
+            )
+        },
+    )
+}
+
+/// A stream's body that, once `end` completes, ends with the status `status` makes, after the
+/// frames its handler has already produced (the server stopping, the call's deadline).
+pub(crate) struct EndsWhen {
     inner: tonic::body::Body,
-    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
+    end: Pin<Box<dyn Future<Output = ()> + Send>>,
+    status: Option<Box<dyn FnOnce() -> tonic::Status + Send>>,
     ended: bool,
 }
 
-impl UntilStopping {
-    fn new(inner: tonic::body::Body, mut stopping: watch::Receiver<bool>) -> UntilStopping {
-        UntilStopping {
+impl EndsWhen {
+    pub(crate) fn new(
+        inner: tonic::body::Body,
+        end: impl Future<Output = ()> + Send + 'static,
+        status: impl FnOnce() -> tonic::Status + Send + 'static,
+    ) -> EndsWhen {
+        EndsWhen {
             inner,
-            stop: Box::pin(async move {
-                // A closed channel (the host is gone) stops the stream too.
-                let _ = stopping.wait_for(|stop| *stop).await;
-            }),
+            end: Box::pin(end),
+            status: Some(Box::new(status)),
             ended: false,
         }
     }
 }
 
-impl Body for UntilStopping {
+impl Body for EndsWhen {
     type Data = Bytes;
     type Error = tonic::Status;
 
@@ -148,22 +170,16 @@ impl Body for UntilStopping {
             }
             Poll::Pending => {}
         }
-        match self.stop.as_mut().poll(cx) {
-            Poll::Ready(()) => {
-                self.ended = true;
-                let status = status::error(
-                    Reason::ServerStopping,
-                    "the server is stopping: open the stream again, another replica answers \
-                     (a WatchTable resumed from the last version received misses nothing)",
-                );
-                // The status as trailers: the headers tonic answers a refusal with, less the
-                // content type.
-                let (mut trailers, ()) = status.into_http::<()>().into_parts();
-                trailers.headers.remove(http::header::CONTENT_TYPE);
-                Poll::Ready(Some(Ok(Frame::trailers(trailers.headers))))
-            }
-            Poll::Pending => Poll::Pending,
-        }
+        ready!(self.end.as_mut().poll(cx));
+        self.ended = true;
+        let Some(status) = self.status.take() else {
+            return Poll::Ready(None);
+        };
+        // The status as trailers: the headers tonic answers a refusal with, less the content
+        // type.
+        let (mut trailers, ()) = status().into_http::<()>().into_parts();
+        trailers.headers.remove(http::header::CONTENT_TYPE);
+        Poll::Ready(Some(Ok(Frame::trailers(trailers.headers))))
     }
 
     fn is_end_stream(&self) -> bool {

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use okey_bots::Level;
 use okey_rules::{Deal, Event, Hand, RuleSet};
 
+use crate::absence::Absence;
 use crate::event::{Seed, SeedError, TableEvent, seed_from_hex};
 use crate::seeding::deal_seed;
 use crate::table::TableError;
@@ -108,7 +109,8 @@ pub struct HandSpan {
     /// Its last deal has ended.
     pub ended: bool,
     /// Every player (`players/{id}`, never a bot) who held a seat at any moment of the hand: at
-    /// its deal, or sitting down (back) during it.
+    /// its deal, or sitting down (back) during it, or one who left it with LeaveSeat during the
+    /// match and keeps it while a bot plays it for them (table.proto: "held a seat").
     pub players: BTreeSet<String>,
     /// The match's rules.
     pub rules: RuleSet,
@@ -121,6 +123,8 @@ pub struct HandSpan {
 pub fn hand_span(events: &[TableEvent], hand_number: u32) -> Option<HandSpan> {
     let mut rules = None;
     let mut seats: [Option<String>; 4] = Default::default();
+    // Who left to a bot during the match: they still hold the seat.
+    let mut absence = Absence::default();
     let mut totals_before = [0i64; 4];
     let mut span: Option<HandSpan> = None;
     // Inside one of the hand's deals (dealt, not ended yet).
@@ -131,6 +135,7 @@ pub fn hand_span(events: &[TableEvent], hand_number: u32) -> Option<HandSpan> {
             rules = Some(r.clone());
         }
         event.reseat(&mut seats);
+        absence.evolve(event);
         match event {
             TableEvent::HandDealt { hand_number: n, .. } if *n == hand_number => {
                 let found = span.get_or_insert_with(|| HandSpan {
@@ -168,6 +173,7 @@ pub fn hand_span(events: &[TableEvent], hand_number: u32) -> Option<HandSpan> {
             found.players.extend(
                 seats
                     .iter()
+                    .chain(&absence.vacated)
                     .flatten()
                     .filter(|p| Level::of_occupant(p).is_none())
                     .cloned(),
@@ -485,5 +491,34 @@ mod tests {
             hand_deals(&ended.rules, [(2, &events[1])], 1),
             Err(HistoryError::NotFinished(1))
         );
+    }
+
+    #[test]
+    fn a_player_who_left_to_a_bot_still_sat_in_the_hands_the_bot_plays_for_them() {
+        let (mut events, ended_at, _) = played();
+        // Seat 0 leaves during hand 1: a bot plays it, the seat stays theirs.
+        events.insert(
+            5,
+            TableEvent::SeatLeft {
+                seat: 0,
+                player: "players/a".into(),
+                bot_substitute: true,
+            },
+        );
+        let next = hand_span(&events, 2).unwrap();
+        assert_eq!(next.first_version, ended_at + 2);
+        let players: Vec<&str> = next.players.iter().map(String::as_str).collect();
+        assert_eq!(players, ["players/a", "players/b", "players/c"]);
+        // Once they take it back and leave the table for good, later hands are not theirs.
+        let free = TableEvent::SeatLeft {
+            seat: 0,
+            player: "players/a".into(),
+            bot_substitute: false,
+        };
+        let mut left = events[..5].to_vec();
+        left.push(free);
+        left.extend_from_slice(&events[6..]);
+        let players = hand_span(&left, 2).unwrap().players;
+        assert!(!players.contains("players/a"), "{players:?}");
     }
 }
