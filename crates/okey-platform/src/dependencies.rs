@@ -9,7 +9,7 @@ use sqlx::migrate::{MigrateDatabase, Migrator};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use tokio::time::{Instant, sleep, timeout};
 
-use crate::settings::Settings;
+use crate::settings::{NatsAddress, NatsCredentials, Settings};
 
 /// First wait between connection attempts; doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(100);
@@ -17,6 +17,10 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 /// Longest one readiness probe may take before the dependency counts as down.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Longest one connection attempt at start may take (a client that retries inside its own
+/// attempt, as Redis's connection manager does on a refused password, would otherwise wait past
+/// `server.startup_timeout_ms` without a word).
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What a service needs. Each service declares it once in its `startup` module.
 #[derive(Debug, Clone, Copy, Default)]
@@ -176,7 +180,12 @@ where
     let started = Instant::now();
     let mut backoff = FIRST_BACKOFF;
     loop {
-        match attempt().await {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let limit = ATTEMPT_TIMEOUT.min(left).max(Duration::from_millis(100));
+        let outcome = timeout(limit, attempt())
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {limit:?}")));
+        match outcome {
             Ok(value) => {
                 tracing::info!(dependency, "connected");
                 return Ok(value);
@@ -239,12 +248,21 @@ async fn connect_nats(
     settings: &Settings,
     no_echo: bool,
 ) -> Result<(async_nats::Client, async_nats::jetstream::Context), String> {
+    // Checked when the settings were read.
+    let address = NatsAddress::parse(settings.nats.url.expose())?;
     let mut options = async_nats::ConnectOptions::new().connection_timeout(Duration::from_secs(2));
+    options = match address.credentials {
+        None => options,
+        Some(NatsCredentials::UserPassword(user, password)) => {
+            options.user_and_password(user, password.expose().clone())
+        }
+        Some(NatsCredentials::Token(token)) => options.token(token.expose().clone()),
+    };
     if no_echo {
         options = options.no_echo();
     }
     let client = options
-        .connect(settings.nats.url.as_str())
+        .connect(address.url.as_str())
         .await
         .map_err(|e| e.to_string())?;
     let jetstream = async_nats::jetstream::new(client.clone());
@@ -292,6 +310,28 @@ mod tests {
 
     const FIRST: &str = "CREATE TABLE things (id BIGINT PRIMARY KEY)";
     const SECOND: &str = "ALTER TABLE things ADD COLUMN name TEXT";
+
+    #[tokio::test(start_paused = true)]
+    async fn an_attempt_that_never_answers_gives_up_at_the_start_up_deadline() {
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(12);
+        let attempts = std::cell::Cell::new(0);
+        let result = retry("redis", deadline, || {
+            attempts.set(attempts.get() + 1);
+            std::future::pending::<Result<(), String>>()
+        })
+        .await;
+        let Err(DependencyError::Unavailable { last_error, .. }) = result else {
+            panic!("it gave up");
+        };
+        assert!(last_error.contains("no answer within"), "{last_error}");
+        // Attempts of at most 5 s each (so a WARN at least that often), the last one cut to the
+        // deadline: 0–5 s, 5.1–10.1 s, 10.3–12 s.
+        let waited = started.elapsed();
+        assert!(waited >= Duration::from_secs(12), "{waited:?}");
+        assert!(waited < Duration::from_millis(12_200), "{waited:?}");
+        assert_eq!(attempts.get(), 3);
+    }
 
     #[tokio::test]
     async fn an_older_build_starts_on_a_database_a_newer_build_migrated() {

@@ -162,8 +162,10 @@ pub struct DatabaseSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NatsSettings {
-    /// Server URL, `nats://host:port`.
-    pub url: String,
+    /// Server URL, `nats://host:port` (`tls://` for TLS), with the credentials of a server that
+    /// needs them: `nats://user:password@host:port` or `nats://token@host:port` (percent-encoded;
+    /// [`NatsAddress`]); so it is secret.
+    pub url: Secret<String>,
     /// First token of every subject and stream name this deployment uses, so several
     /// deployments (or tests) can share one server.
     pub subject_prefix: String,
@@ -598,6 +600,27 @@ impl Settings {
                 "must be at least 16 characters when service_client.id is set (value not shown)",
             ));
         }
+        if let Err(e) = self.telemetry.check_log_filter() {
+            return Err(invalid(
+                "telemetry.log_filter",
+                &format!("{e} (directives as in RUST_LOG, for example `info,table=debug`)"),
+            ));
+        }
+        let otlp = self.telemetry.otlp_endpoint.trim();
+        let is_endpoint = |u: &url::Url| matches!(u.scheme(), "http" | "https") && u.has_host();
+        if !otlp.is_empty() && !url::Url::parse(otlp).is_ok_and(|u| is_endpoint(&u)) {
+            return Err(invalid(
+                "telemetry.otlp_endpoint",
+                "must be an OTLP/gRPC collector's URL, http://host:4317 or https://… (or empty: \
+                 export nothing)",
+            ));
+        }
+        if let Err(e) = NatsAddress::parse(self.nats.url.expose()) {
+            return Err(invalid(
+                "nats.url",
+                &format!("{e} (value not shown: it is secret)"),
+            ));
+        }
         let redis = self.redis.url.expose();
         if !redis.starts_with("redis://") && !redis.starts_with("rediss://") {
             return Err(invalid(
@@ -606,6 +629,75 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+}
+
+/// A NATS server's address as the client connects to it: the URL without its user information,
+/// and the credentials that were in it. The NATS client reads no credentials from a URL (and
+/// logs the URL it connects to at DEBUG), so they are taken out and given as options.
+#[derive(Clone)]
+pub struct NatsAddress {
+    /// `nats://host:port` or `tls://host:port`, no user information.
+    pub url: String,
+    pub credentials: Option<NatsCredentials>,
+}
+
+/// The credentials of a NATS URL.
+#[derive(Clone)]
+pub enum NatsCredentials {
+    /// `nats://user:password@host`.
+    UserPassword(String, Secret<String>),
+    /// `nats://token@host`.
+    Token(Secret<String>),
+}
+
+impl fmt::Debug for NatsAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let credentials = match &self.credentials {
+            None => "none",
+            Some(NatsCredentials::UserPassword(..)) => "user and password",
+            Some(NatsCredentials::Token(_)) => "token",
+        };
+        f.debug_struct("NatsAddress")
+            .field("url", &self.url)
+            .field("credentials", &credentials)
+            .finish()
+    }
+}
+
+impl NatsAddress {
+    /// Reads `nats.url`. An error never quotes the URL (it may hold a password).
+    pub fn parse(text: &str) -> Result<NatsAddress, String> {
+        let mut url = url::Url::parse(text.trim())
+            .map_err(|e| format!("must be a URL such as nats://host:4222 ({e})"))?;
+        if !matches!(url.scheme(), "nats" | "tls") {
+            return Err("must start with nats:// or, for TLS, tls://".to_owned());
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err("must name a host: nats://host:4222".to_owned());
+        }
+        let decode = |part: &str| {
+            percent_encoding::percent_decode_str(part)
+                .decode_utf8()
+                .map(|s| s.into_owned())
+                .map_err(|_| "its user information is not UTF-8 once percent-decoded".to_owned())
+        };
+        let credentials = match (url.username(), url.password()) {
+            ("", None) => None,
+            ("", Some(_)) => return Err("has a password but no user".to_owned()),
+            (token, None) => Some(NatsCredentials::Token(Secret::new(decode(token)?))),
+            (user, Some(password)) => Some(NatsCredentials::UserPassword(
+                decode(user)?,
+                Secret::new(decode(password)?),
+            )),
+        };
+        // Both always succeed on a URL with a host.
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        Ok(NatsAddress {
+            url: url.as_str().trim_end_matches('/').to_owned(),
+            credentials,
+        })
     }
 }
 
@@ -995,5 +1087,89 @@ mod tests {
         .to_string();
         assert!(err.contains("database.url"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn a_nats_url_gives_its_credentials_as_options_and_keeps_them_out_of_sight() {
+        let plain = NatsAddress::parse("nats://127.0.0.1:4222").unwrap();
+        assert_eq!(plain.url, "nats://127.0.0.1:4222");
+        assert!(plain.credentials.is_none());
+        let with_user = NatsAddress::parse("tls://okey:p%40ss%3Aword@nats.example:4222").unwrap();
+        assert_eq!(with_user.url, "tls://nats.example:4222");
+        assert!(matches!(
+            &with_user.credentials,
+            Some(NatsCredentials::UserPassword(user, password))
+                if user == "okey" && password.expose() == "p@ss:word"
+        ));
+        let shown = format!("{with_user:?}");
+        assert!(
+            !shown.contains("p@ss") && !shown.contains("p%40ss"),
+            "{shown}"
+        );
+        let token = NatsAddress::parse("nats://s3cr3t-token@nats:4222").unwrap();
+        assert_eq!(token.url, "nats://nats:4222");
+        assert!(matches!(
+            &token.credentials,
+            Some(NatsCredentials::Token(token)) if token.expose() == "s3cr3t-token"
+        ));
+        for bad in [
+            "http://u:hunter2@h:1",
+            "ws://h:1",
+            "nats:/h",
+            "hunter2",
+            "nats://:hunter2@h:1",
+        ] {
+            let err = NatsAddress::parse(bad).unwrap_err();
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_bad_nats_url_stops_start_up_naming_the_setting_and_not_the_value() {
+        let err = Settings::from_sources(
+            ServiceKind::Table,
+            None,
+            [("OKEY_NATS__URL", "http://u:hunter2@h:1")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("nats.url"), "{err}");
+        assert!(err.contains("OKEY_NATS__URL"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_log_filter_or_collector_url_stops_start_up_naming_where_it_came_from() {
+        for (variable, value, setting) in [
+            (
+                "OKEY_TELEMETRY__LOG_FILTER",
+                "info,[[[",
+                "telemetry.log_filter",
+            ),
+            (
+                "OKEY_TELEMETRY__OTLP_ENDPOINT",
+                "not-a-url",
+                "telemetry.otlp_endpoint",
+            ),
+            (
+                "OKEY_TELEMETRY__OTLP_ENDPOINT",
+                "ftp://collector:4317",
+                "telemetry.otlp_endpoint",
+            ),
+        ] {
+            let err = Settings::from_sources(ServiceKind::Table, None, [(variable, value)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(setting) && err.contains(variable), "{err}");
+        }
+        let fine = Settings::from_sources(
+            ServiceKind::Table,
+            None,
+            [
+                ("OKEY_TELEMETRY__LOG_FILTER", "info,table=debug"),
+                ("OKEY_TELEMETRY__OTLP_ENDPOINT", "http://collector:4317"),
+            ],
+        );
+        assert!(fine.is_ok(), "{:?}", fine.err());
     }
 }

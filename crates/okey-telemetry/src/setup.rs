@@ -40,6 +40,16 @@ pub enum LogFormat {
     Json,
 }
 
+impl TelemetrySettings {
+    /// Whether `log_filter` parses as `tracing` directives (what [`init`] would refuse), so a
+    /// bad value can stop start-up naming where it came from.
+    pub fn check_log_filter(&self) -> Result<(), String> {
+        EnvFilter::try_new(&self.log_filter)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// Why telemetry could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {

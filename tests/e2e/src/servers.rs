@@ -497,10 +497,21 @@ pub struct OwnNats {
     program: PathBuf,
     child: Option<Child>,
     scratch: Scratch,
+    /// The user and password every client must give, if any.
+    user: Option<(String, String)>,
 }
 
 impl OwnNats {
     pub fn start() -> OwnNats {
+        OwnNats::start_with(None)
+    }
+
+    /// A server that refuses any client without this user and password.
+    pub fn start_with_user(user: &str, password: &str) -> OwnNats {
+        OwnNats::start_with(Some((user.to_owned(), password.to_owned())))
+    }
+
+    fn start_with(user: Option<(String, String)>) -> OwnNats {
         let program = std::env::var_os("OKEY_TEST_NATS_SERVER")
             .filter(|p| !p.is_empty())
             .map(PathBuf::from)
@@ -510,6 +521,7 @@ impl OwnNats {
             program,
             child: None,
             scratch: Scratch::new("nats"),
+            user,
         };
         nats.start_again();
         nats
@@ -517,7 +529,11 @@ impl OwnNats {
 
     /// Starts the server (again) on its port, with the same JetStream store.
     pub fn start_again(&mut self) {
-        let child = Command::new(&self.program)
+        let mut command = Command::new(&self.program);
+        if let Some((user, password)) = &self.user {
+            command.args(["--user", user, "--pass", password]);
+        }
+        let child = command
             .args(["-js", "-a", "127.0.0.1", "-p", &self.port.to_string()])
             .arg("-sd")
             .arg(self.scratch.0.join("store"))
@@ -541,8 +557,26 @@ impl OwnNats {
         }
     }
 
+    /// The server's URL, without credentials.
     pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// The URL with the server's user and password in it, percent-encoded, as a deployment
+    /// gives it (`nats://user:password@host:port`).
+    pub fn url_with_credentials(&self) -> String {
+        let Some((user, password)) = &self.user else {
+            return self.url();
+        };
+        let encode = |s: &str| {
+            percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+        };
+        format!(
+            "nats://{}:{}@127.0.0.1:{}",
+            encode(user),
+            encode(password),
+            self.port
+        )
     }
 }
 
