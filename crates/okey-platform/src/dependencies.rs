@@ -249,7 +249,7 @@ async fn connect_nats(
     no_echo: bool,
 ) -> Result<(async_nats::Client, async_nats::jetstream::Context), String> {
     // Checked when the settings were read.
-    let address = NatsAddress::parse(settings.nats.url.expose())?;
+    let address = NatsAddress::parse(&settings.nats.url)?;
     let mut options = async_nats::ConnectOptions::new().connection_timeout(Duration::from_secs(2));
     options = match address.credentials {
         None => options,

@@ -159,13 +159,15 @@ pub struct DatabaseSettings {
 }
 
 /// NATS with JetStream.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NatsSettings {
     /// Server URL, `nats://host:port` (`tls://` for TLS), with the credentials of a server that
     /// needs them: `nats://user:password@host:port` or `nats://token@host:port` (percent-encoded;
-    /// [`NatsAddress`]); so it is secret.
-    pub url: Secret<String>,
+    /// [`NatsAddress`]). Not a secret setting, since most deployments' NATS needs none: one that
+    /// does is given from a Secret (docs/operations.md), and this type's `Debug` shows the URL
+    /// without its user information.
+    pub url: String,
     /// First token of every subject and stream name this deployment uses, so several
     /// deployments (or tests) can share one server.
     pub subject_prefix: String,
@@ -615,10 +617,10 @@ impl Settings {
                  export nothing)",
             ));
         }
-        if let Err(e) = NatsAddress::parse(self.nats.url.expose()) {
+        if let Err(e) = NatsAddress::parse(&self.nats.url) {
             return Err(invalid(
                 "nats.url",
-                &format!("{e} (value not shown: it is secret)"),
+                &format!("{e} (value not shown: it may hold a password)"),
             ));
         }
         let redis = self.redis.url.expose();
@@ -629,6 +631,20 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+}
+
+impl fmt::Debug for NatsSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let url = NatsAddress::parse(&self.url).map_or_else(
+            |_| "[not a NATS URL: not shown]".to_owned(),
+            |a| format!("{a:?}"),
+        );
+        f.debug_struct("NatsSettings")
+            .field("url", &url)
+            .field("subject_prefix", &self.subject_prefix)
+            .field("events_max_age_secs", &self.events_max_age_secs)
+            .finish()
     }
 }
 
@@ -1106,6 +1122,15 @@ mod tests {
             !shown.contains("p@ss") && !shown.contains("p%40ss"),
             "{shown}"
         );
+        let settings = Settings::from_sources(
+            ServiceKind::Table,
+            None,
+            [("OKEY_NATS__URL", "nats://okey:hunter2@nats:4222")],
+        )
+        .unwrap();
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("nats://nats:4222"), "{shown}");
         let token = NatsAddress::parse("nats://s3cr3t-token@nats:4222").unwrap();
         assert_eq!(token.url, "nats://nats:4222");
         assert!(matches!(

@@ -647,7 +647,7 @@ mod tests {
         };
         let settings = infra.settings_for(ServiceKind::Scoring);
         assert_eq!(settings.server.port, 0);
-        assert_eq!(settings.nats.url.expose(), "nats://127.0.0.1:2");
+        assert_eq!(settings.nats.url, "nats://127.0.0.1:2");
         assert!(settings.tokens.public_keys.contains(TEST_KEY_ID));
     }
 

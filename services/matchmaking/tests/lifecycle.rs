@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
+use okey_platform::ServiceKind;
 use okey_platform::auth::Role;
 use okey_platform::testing::{self, TestInfra, connect, test_token, wait_for_health};
-use okey_platform::{Secret, ServiceKind};
 use okey_proto::v1 as pb;
 use okey_proto::v1::GetRoomRequest;
 use okey_proto::v1::matchmaking_service_client::MatchmakingServiceClient;
@@ -315,7 +315,7 @@ async fn serves_without_nats() {
         return;
     };
     let mut settings = infra.settings_for(SERVICE);
-    settings.nats.url = Secret::new(format!("nats://127.0.0.1:{}", testing::free_port()));
+    settings.nats.url = format!("nats://127.0.0.1:{}", testing::free_port());
     let (_channel, stop) = serve_with(settings).await;
     stop.await;
 }
