@@ -16,10 +16,10 @@ use serde_json::Value;
 #[derive(Debug, Deserialize)]
 pub struct Scenario {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub rules: BTreeMap<String, Value>,
     pub deal: DealSpec,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub steps: Vec<Step>,
     #[serde(default)]
     pub expect_end: Option<ExpectEnd>,
@@ -33,7 +33,7 @@ pub struct DealSpec {
     pub indicator: String,
     pub first: u8,
     pub racks: Vec<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub pile: Vec<String>,
     #[serde(flatten)]
     pub unknown: BTreeMap<String, Value>,
@@ -61,7 +61,7 @@ pub struct Step {
 pub struct ExpectStep {
     #[serde(default = "yes")]
     pub ok: bool,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub penalties: Vec<PenaltyOut>,
     #[serde(flatten)]
     pub unknown: BTreeMap<String, Value>,
@@ -82,6 +82,15 @@ pub struct ExpectEnd {
     pub unknown: BTreeMap<String, Value>,
 }
 
+/// A field set to null read as left out (its default), as for `expect_end: null`.
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// Distinguishes a field set to null (`Some(None)`) from a missing one (`None`).
 fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
@@ -91,8 +100,10 @@ where
     Ok(Some(Option::<T>::deserialize(d)?))
 }
 
-/// A penalty as the runner prints it.
+/// A penalty as the runner prints it. Expected, a key it does not have refuses the file: the
+/// check it was meant to carry would not run.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PenaltyOut {
     pub seat: Seat,
     pub points: i32,
@@ -384,14 +395,28 @@ const RULE_OPTIONS: [&str; 11] = [
     "pair_opener_adds_per_turn",
 ];
 
+/// Where an unknown key may stand for a note and where it would change what is checked.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unknown {
+    /// The scenario, its deal and its steps: a key the format does not define (a comment, a note
+    /// from the suite it came from) is reported and ignored, unless it is close to a defined key
+    /// or, at the top, names an expectation (`expect…`).
+    Noted,
+    /// `rules` and the expectations: every key changes what is played or checked, so one the
+    /// runner does not know refuses the file (played with other rules, or with a check that would
+    /// silently not run, it would pass for the wrong reason).
+    Refused,
+}
+
 /// Keys a scenario holds that the format does not define, at `place` (`steps[2].expect`, …):
-/// one close to a defined key (at most two edits away, one for short names) is a misspelling, and the file is
-/// refused, for the check it was meant to carry would silently not run; any other (a comment,
-/// a note from the suite it came from) is reported in `notes` and ignored.
+/// one close to a defined key (at most two edits away, one for short names) is a misspelling, and
+/// the file is refused, for the check it was meant to carry would silently not run; so is any
+/// where `policy` is [`Unknown::Refused`]; any other is reported in `notes` and ignored.
 fn unknown_keys<'a>(
     place: &str,
     keys: impl IntoIterator<Item = &'a String>,
     known: &[&str],
+    policy: Unknown,
     notes: &mut Vec<String>,
 ) -> Result<()> {
     for key in keys {
@@ -407,6 +432,13 @@ fn unknown_keys<'a>(
         };
         if let Some(meant) = known.iter().find(|k| close(k)) {
             bail!("`{at}` is not a field of the format: did you mean `{meant}`?");
+        }
+        if policy == Unknown::Refused || (place.is_empty() && key.starts_with("expect")) {
+            bail!(
+                "`{at}` is not a field of the format, and there it would change what is played \
+                 or checked: use one of {}",
+                known.join(", ")
+            );
         }
         notes.push(at);
     }
@@ -424,14 +456,22 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
         "",
         s.unknown.keys(),
         &["name", "rules", "deal", "steps", "expect_end"],
+        Unknown::Noted,
         &mut notes,
     )?;
     let (_, ignored) = rules_from(&s.rules)?;
-    unknown_keys("rules", &ignored, &RULE_OPTIONS, &mut notes)?;
+    unknown_keys(
+        "rules",
+        &ignored,
+        &RULE_OPTIONS,
+        Unknown::Refused,
+        &mut notes,
+    )?;
     unknown_keys(
         "deal",
         s.deal.unknown.keys(),
         &["indicator", "first", "racks", "pile"],
+        Unknown::Noted,
         &mut notes,
     )?;
     deal_from(&s.deal)?;
@@ -441,6 +481,7 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
             &place,
             step.unknown.keys(),
             &["seat", "act", "tile", "melds", "meld", "tiles", "expect"],
+            Unknown::Noted,
             &mut notes,
         )?;
         if step.seat > 3 {
@@ -452,6 +493,7 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
                 &format!("{place}.expect"),
                 e.unknown.keys(),
                 &["ok", "penalties"],
+                Unknown::Refused,
                 &mut notes,
             )?;
         }
@@ -461,6 +503,7 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
             "expect_end",
             e.unknown.keys(),
             &["outcome", "winner", "scores"],
+            Unknown::Refused,
             &mut notes,
         )?;
         if let Some(o) = &e.outcome
@@ -479,8 +522,10 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
 /// format does not define are noted on standard error and ignored.
 pub fn load(path: &Path) -> Result<Scenario> {
     let text = std::fs::read_to_string(path).with_context(|| "cannot read the file".to_string())?;
+    // A byte order mark some editors write is not JSON, and not part of the scenario.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let scenario: Scenario =
-        serde_json::from_str(&text).context("not a scenario (see conformance/FORMAT.md)")?;
+        serde_json::from_str(text).context("not a scenario (see conformance/FORMAT.md)")?;
     let notes = validate(&scenario)?;
     if !notes.is_empty() {
         eprintln!(

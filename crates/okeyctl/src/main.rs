@@ -758,7 +758,13 @@ fn conformance_check(files: &[PathBuf]) -> ExitCode {
                     passed += 1;
                 } else {
                     failed += 1;
-                    say!("{} ({}): {}", f.display(), scenario.name, diffs.join("; "));
+                    // One line per failing file, whatever the name holds.
+                    let name: String = scenario
+                        .name
+                        .chars()
+                        .map(|c| if c.is_control() { ' ' } else { c })
+                        .collect();
+                    say!("{} ({name}): {}", f.display(), diffs.join("; "));
                 }
             }
             Err(e) => {

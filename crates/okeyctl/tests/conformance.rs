@@ -448,8 +448,9 @@ fn check_reports_differences_and_exits_1() {
 
 /// A step or key that does not make sense is a broken file, never an engine rejection: `run`
 /// refuses it (exit 2, naming the file and the place), `check` counts it failed (exit 1). A key
-/// the format does not define is refused when it is a misspelling of one it does (the check it
-/// was meant to carry would silently not run), else noted and ignored (a comment).
+/// the format does not define is refused when it is a misspelling of one it does, when it stands
+/// in `rules` or an expectation, or names an expectation at the top (the check it was meant to
+/// carry would silently not run), else noted and ignored (a comment).
 #[test]
 fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
     let scratch = Scratch::new("keys");
@@ -504,6 +505,40 @@ fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
             }),
             "expect_end.outcome",
         ),
+        // Where every key changes what is played or checked, one the runner does not know is
+        // refused however far it is from a known one: the file would pass for the wrong reason.
+        (
+            variant("unknown_option.json", &|v| {
+                v["rules"]["in_play_penalty_mode"] = false.into()
+            }),
+            "rules.in_play_penalty_mode",
+        ),
+        (
+            variant("unknown_expectation.json", &|v| {
+                v["expect_end"]["final_totals"] = serde_json::json!([0, 0, 0, 0])
+            }),
+            "expect_end.final_totals",
+        ),
+        (
+            variant("unknown_step_expectation.json", &|v| {
+                v["steps"][0]["expect"] = serde_json::json!({"ok": true, "view": {}})
+            }),
+            "steps[0].expect.view",
+        ),
+        (
+            variant("unknown_penalty_key.json", &|v| {
+                v["steps"][0]["expect"] = serde_json::json!({
+                    "penalties": [{"seat": 0, "points": 101, "reason": "x", "hand": 1}]
+                })
+            }),
+            "unknown field `hand`",
+        ),
+        (
+            variant("top_level_expectation.json", &|v| {
+                v["expectations"] = serde_json::json!({"outcome": "finished"})
+            }),
+            "`expectations` is not a field",
+        ),
     ];
     for (file, place) in &broken {
         let out = okeyctl(&["conformance", "run"], std::slice::from_ref(file));
@@ -522,6 +557,26 @@ fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
                 .ends_with("0 passed, 1 failed")
         );
     }
+    // A byte order mark, a field set to null and a name over two lines are read as meant.
+    let text = std::fs::read_to_string(&good).expect("read");
+    let bom = scratch.file("bom.json", &format!("\u{feff}{text}"));
+    let nulls = variant("nulls.json", &|v| {
+        v["rules"] = Value::Null;
+        v["steps"][0]["expect"] = serde_json::json!({"ok": true, "penalties": null});
+    });
+    for file in [&bom, &nulls] {
+        let out = okeyctl(&["conformance", "check"], std::slice::from_ref(file));
+        assert!(out.status.success(), "{}: {out:?}", file_name(file));
+    }
+    let two_lines = variant("two_lines.json", &|v| {
+        v["name"] = "first line\nsecond line".into();
+        v["expect_end"] = serde_json::json!({"outcome": "cancelled"});
+    });
+    let out = okeyctl(&["conformance", "check"], std::slice::from_ref(&two_lines));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(stdout.lines().count(), 2, "one line for the file, one summary: {stdout}");
+
     // A comment anywhere is noted and ignored: the file still passes.
     let commented = variant("commented.json", &|v| {
         v["comment"] = "from another engine's suite".into();
