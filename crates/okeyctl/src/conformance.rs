@@ -398,13 +398,13 @@ const RULE_OPTIONS: [&str; 11] = [
 /// Where an unknown key may stand for a note and where it would change what is checked.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Unknown {
-    /// The scenario, its deal and its steps: a key the format does not define (a comment, a note
-    /// from the suite it came from) is reported and ignored, unless it is close to a defined key
-    /// or, at the top, names an expectation (`expect…`).
+    /// The scenario, its rules, its deal and its steps: a key the format does not define (a
+    /// comment, a note or a setting from the suite it came from, such as a match length, which
+    /// one hand never reads) is reported and ignored, unless it is close to a defined key or, at
+    /// the top, names an expectation (`expect…`).
     Noted,
-    /// `rules` and the expectations: every key changes what is played or checked, so one the
-    /// runner does not know refuses the file (played with other rules, or with a check that would
-    /// silently not run, it would pass for the wrong reason).
+    /// The expectations: every key there is a check, so one the runner does not know refuses the
+    /// file (the check would silently not run, and the file pass for the wrong reason).
     Refused,
 }
 
@@ -460,13 +460,7 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
         &mut notes,
     )?;
     let (_, ignored) = rules_from(&s.rules)?;
-    unknown_keys(
-        "rules",
-        &ignored,
-        &RULE_OPTIONS,
-        Unknown::Refused,
-        &mut notes,
-    )?;
+    unknown_keys("rules", &ignored, &RULE_OPTIONS, Unknown::Noted, &mut notes)?;
     unknown_keys(
         "deal",
         s.deal.unknown.keys(),

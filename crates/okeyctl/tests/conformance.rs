@@ -449,8 +449,8 @@ fn check_reports_differences_and_exits_1() {
 /// A step or key that does not make sense is a broken file, never an engine rejection: `run`
 /// refuses it (exit 2, naming the file and the place), `check` counts it failed (exit 1). A key
 /// the format does not define is refused when it is a misspelling of one it does, when it stands
-/// in `rules` or an expectation, or names an expectation at the top (the check it was meant to
-/// carry would silently not run), else noted and ignored (a comment).
+/// in an expectation, or names an expectation at the top (the check it was meant to carry would
+/// silently not run), else noted and ignored (a comment, a setting one hand never reads).
 #[test]
 fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
     let scratch = Scratch::new("keys");
@@ -505,14 +505,8 @@ fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
             }),
             "expect_end.outcome",
         ),
-        // Where every key changes what is played or checked, one the runner does not know is
-        // refused however far it is from a known one: the file would pass for the wrong reason.
-        (
-            variant("unknown_option.json", &|v| {
-                v["rules"]["in_play_penalty_mode"] = false.into()
-            }),
-            "rules.in_play_penalty_mode",
-        ),
+        // In an expectation every key is a check, so one the runner does not know is refused
+        // however far it is from a known one: the file would pass for the wrong reason.
         (
             variant("unknown_expectation.json", &|v| {
                 v["expect_end"]["final_totals"] = serde_json::json!([0, 0, 0, 0])
@@ -575,18 +569,26 @@ fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
     let out = okeyctl(&["conformance", "check"], std::slice::from_ref(&two_lines));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert_eq!(stdout.lines().count(), 2, "one line for the file, one summary: {stdout}");
+    assert_eq!(
+        stdout.lines().count(),
+        2,
+        "one line for the file, one summary: {stdout}"
+    );
 
-    // A comment anywhere is noted and ignored: the file still passes.
+    // A comment anywhere, or a setting one hand never reads, is noted and ignored: the file
+    // still passes.
     let commented = variant("commented.json", &|v| {
         v["comment"] = "from another engine's suite".into();
         v["steps"][0]["source"] = "suite 12".into();
+        v["rules"]["match_length"] = 5.into();
     });
     let out = okeyctl(&["conformance", "check"], std::slice::from_ref(&commented));
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("comment") && stderr.contains("steps[0].source"),
+        stderr.contains("comment")
+            && stderr.contains("steps[0].source")
+            && stderr.contains("rules.match_length"),
         "{stderr}"
     );
 }
