@@ -21,6 +21,15 @@ use tokio::time::Instant;
 use crate::status::{self, Reason};
 use crate::streams::EndsWhen;
 
+/// How much sooner than the client's deadline `asked` a call still running is answered: a tenth
+/// of it, from 1 to 10 ms. tonic's server reads `grpc-timeout` too (always, outside every layer
+/// of ours) and answers CANCELLED at the same deadline; its timer starts a moment before this
+/// layer's (microseconds, more if the thread is preempted in between), and the timers fire on
+/// whole milliseconds, so without a lead its CANCELLED would now and then come first.
+fn lead(asked: Duration) -> Duration {
+    (asked / 10).clamp(Duration::from_millis(1), Duration::from_millis(10))
+}
+
 /// The layer giving each call the shorter of its `grpc-timeout` and `longest`, and each server
 /// stream of `streams` (full gRPC paths) its `grpc-timeout`.
 #[derive(Clone)]
@@ -76,7 +85,13 @@ where
             .get("grpc-timeout")
             .and_then(|value| grpc_timeout(value.as_bytes()));
         let longest = self.layer.longest;
-        let limit = asked.map_or(longest, |asked| asked.min(longest));
+        // The deadline as the client or the server set it, and when this layer answers: ahead of
+        // tonic's own timer for the client's (see [`lead`]).
+        let deadline = asked.map_or(longest, |asked| asked.min(longest));
+        let limit = match asked {
+            Some(asked) if asked <= longest => asked.saturating_sub(lead(asked)),
+            _ => longest,
+        };
         let stream_ends = asked
             .filter(|_| self.layer.streams.contains(request.uri().path()))
             .map(|asked| (Instant::now() + asked, asked));
@@ -84,7 +99,7 @@ where
             answer: self.inner.call(request),
             sleep: tokio::time::sleep(limit),
             asked: asked.is_some_and(|asked| asked <= longest),
-            limit,
+            deadline,
             stream_ends,
         }
     }
@@ -99,7 +114,7 @@ pin_project_lite::pin_project! {
         sleep: tokio::time::Sleep,
         // Whether the deadline is the client's (else the server's longest).
         asked: bool,
-        limit: Duration,
+        deadline: Duration,
         // A stream's deadline, and how long it was: the body ends then.
         stream_ends: Option<(Instant, Duration)>,
     }
@@ -132,7 +147,7 @@ where
             }));
         }
         ready!(this.sleep.poll(cx));
-        Poll::Ready(Ok(exceeded(*this.limit, *this.asked).into_http()))
+        Poll::Ready(Ok(exceeded(*this.deadline, *this.asked).into_http()))
     }
 }
 
@@ -240,8 +255,11 @@ mod tests {
     async fn a_call_past_its_grpc_timeout_is_deadline_exceeded_with_its_reason() {
         let service = DeadlineLayer::new(Duration::from_secs(30), HashSet::new())
             .layer(slow(Duration::from_secs(5)));
+        let started = Instant::now();
         let response = service.oneshot(request(Some("100m"))).await.unwrap();
         assert_eq!(code(&response), Some(Code::DeadlineExceeded));
+        // Ahead of tonic's own timer for the same deadline, which would answer CANCELLED.
+        assert_eq!(started.elapsed(), Duration::from_millis(90));
         let status = tonic::Status::from_header_map(response.headers()).unwrap();
         assert!(status::is(&status, Reason::DeadlineExceeded), "{status:?}");
         assert!(status.message().contains("100 ms"), "{}", status.message());

@@ -1,0 +1,123 @@
+//! A call still running at its deadline is answered DEADLINE_EXCEEDED `deadline_exceeded`
+//! through the whole server, never tonic's CANCELLED: tonic reads `grpc-timeout` too, outside
+//! every layer of ours, and its timer for the same deadline starts a moment earlier, so without
+//! the host's lead its answer would now and then come first. Many calls at once, each a health
+//! check whose request message never arrives (so the handler waits until the deadline), with
+//! deadlines at every phase of the timers' millisecond ticks.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use okey_platform::settings::ServerSettings;
+use okey_platform::status::{self, Reason};
+use okey_platform::{Dependencies, ServiceHost, ServiceKind, Settings};
+use tonic::Code;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+const CALLS: usize = 200;
+
+fn settings() -> ServerSettings {
+    let env = [
+        ("OKEY_SERVER__PORT", "0"),
+        ("OKEY_SERVER__PROBE_INTERVAL_MS", "50"),
+    ];
+    let settings =
+        Settings::from_sources(ServiceKind::Matchmaking, None, env).expect("the defaults load");
+    assert_eq!(settings.server.host, IpAddr::V4(Ipv4Addr::LOCALHOST));
+    settings.server
+}
+
+/// A unary call whose request message never comes, sent with `timeout` as its `grpc-timeout`
+/// over plain HTTP/2 (a gRPC client would enforce the deadline itself): the server's answer.
+async fn unfinished_check(port: u16, timeout: Duration) -> (Code, tonic::Status) {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connects");
+    let (client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2");
+    tokio::spawn(connection);
+    let mut client = client.ready().await.expect("ready");
+    let request = http::Request::post(format!(
+        "http://127.0.0.1:{port}/grpc.health.v1.Health/Check"
+    ))
+    .header("content-type", "application/grpc")
+    .header("te", "trailers")
+    .header("grpc-timeout", format!("{}u", timeout.as_micros()))
+    .body(())
+    .unwrap();
+    // The request's stream stays open, its message never sent.
+    let (response, _request_body) = client.send_request(request, false).expect("sent");
+    let response = response.await.expect("an answer");
+    let (head, mut body) = response.into_parts();
+    let headers = match head.headers.contains_key("grpc-status") {
+        true => head.headers,
+        false => {
+            while body.data().await.is_some() {}
+            body.trailers().await.expect("trailers").expect("a status")
+        }
+    };
+    let status = tonic::Status::from_header_map(&headers).expect("a gRPC status");
+    (status.code(), status)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_at_its_deadline_is_deadline_exceeded_never_cancelled() {
+    let host = ServiceHost::bind(&settings()).await.expect("binds");
+    let port = host.local_addr().port();
+    let dependencies = Dependencies {
+        postgres: None,
+        nats: None,
+        jetstream: None,
+        redis: None,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(host.run_until_stopped(dependencies, async move {
+        let _ = stopped.await;
+    }));
+    let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .expect("a valid uri")
+        .connect()
+        .await
+        .expect("connects");
+    // Serving once it has probed its (here: no) dependencies.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = HealthClient::new(channel.clone())
+            .check(HealthCheckRequest::default())
+            .await
+            .map(|r| r.into_inner().status);
+        if status.ok() == Some(1) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never SERVING");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Deadlines spread over a few milliseconds, so they fall at every phase of the timers'
+    // millisecond ticks.
+    let calls: Vec<_> = (0..CALLS)
+        .map(|i| {
+            let timeout = Duration::from_micros(200_000 + 37 * i as u64);
+            tokio::spawn(unfinished_check(port, timeout))
+        })
+        .collect();
+    let mut codes = std::collections::BTreeMap::new();
+    for call in calls {
+        let (code, status) = call.await.expect("the call's task");
+        if code == Code::DeadlineExceeded {
+            assert!(status::is(&status, Reason::DeadlineExceeded), "{status:?}");
+        }
+        *codes.entry(format!("{code:?}")).or_insert(0) += 1;
+    }
+    assert_eq!(
+        codes,
+        std::collections::BTreeMap::from([("DeadlineExceeded".to_owned(), CALLS)]),
+        "every call ran out of time and said so"
+    );
+
+    let _ = stop.send(());
+    server
+        .await
+        .expect("the server task")
+        .expect("stops cleanly");
+}
