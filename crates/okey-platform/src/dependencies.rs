@@ -179,9 +179,17 @@ where
 {
     let started = Instant::now();
     let mut backoff = FIRST_BACKOFF;
+    let mut first = true;
     loop {
+        // The first attempt gets its whole time even when an earlier dependency or the
+        // migrations used up the start-up budget; later ones stop at the deadline.
         let left = deadline.saturating_duration_since(Instant::now());
-        let limit = ATTEMPT_TIMEOUT.min(left).max(Duration::from_millis(100));
+        let limit = if first {
+            ATTEMPT_TIMEOUT
+        } else {
+            ATTEMPT_TIMEOUT.min(left).max(Duration::from_millis(100))
+        };
+        first = false;
         let outcome = timeout(limit, attempt())
             .await
             .unwrap_or_else(|_| Err(format!("no answer within {limit:?}")));

@@ -33,6 +33,7 @@ use crate::auth::{AccessTable, AuthLayer, TokenVerifier};
 use crate::deadline::DeadlineLayer;
 use crate::dependencies::Dependencies;
 use crate::settings::ServerSettings;
+use crate::status::Reason;
 use crate::streams::{EndStreamsLayer, streaming_methods};
 use crate::telemetry::GrpcServerLayer;
 
@@ -128,9 +129,16 @@ impl ServiceHost {
     /// Serves plain HTTP (1.1 and 2) on the gRPC port: a request whose path is `prefix` or
     /// below `prefix/` goes to `router`, past the gRPC layers, so its handlers check the caller
     /// themselves (with [`AuthLayer::authorize`], against a method of the access table). The
-    /// prefix must not be a gRPC service's (`/package.Service`); gRPC calls are untouched.
+    /// prefix must not be a gRPC service's (`/package.Service`); gRPC calls are untouched. A
+    /// request still unanswered after `server.request_timeout_ms` gets 504 with the JSON error
+    /// body (`{"error": {"code": 504, "status": "DEADLINE_EXCEEDED", …}}`).
     pub fn with_http(mut self, prefix: &'static str, router: axum::Router) -> Self {
-        self.http = Some(HttpRoutes { prefix, router });
+        let timeout = Duration::from_millis(self.settings.request_timeout_ms);
+        self.http = Some(HttpRoutes {
+            prefix,
+            router,
+            timeout,
+        });
         self
     }
 
@@ -239,6 +247,8 @@ impl ServiceHost {
 struct HttpRoutes {
     prefix: &'static str,
     router: axum::Router,
+    /// Longest a request may take (`server.request_timeout_ms`).
+    timeout: Duration,
 }
 
 impl HttpRoutes {
@@ -298,9 +308,12 @@ where
         match &self.http {
             Some(http) if http.serves(request.uri().path()) => {
                 let router = http.router.clone();
+                let timeout = http.timeout;
                 Box::pin(async move {
-                    let Ok(response) = router.oneshot(request).await;
-                    Ok(response.map(tonic::body::Body::new))
+                    match tokio::time::timeout(timeout, router.oneshot(request)).await {
+                        Ok(Ok(response)) => Ok(response.map(tonic::body::Body::new)),
+                        Err(_) => Ok(http_timed_out(timeout)),
+                    }
                 })
             }
             _ => {
@@ -309,6 +322,27 @@ where
             }
         }
     }
+}
+
+/// 504 with the JSON error body the plain HTTP routes answer with.
+fn http_timed_out(timeout: Duration) -> http::Response<tonic::body::Body> {
+    let body = serde_json::json!({"error": {
+        "code": 504,
+        "status": "DEADLINE_EXCEEDED",
+        "reason": Reason::DeadlineExceeded.as_str(),
+        "message": format!(
+            "no answer within {} ms (server.request_timeout_ms): try again later",
+            timeout.as_millis()
+        ),
+    }});
+    http::Response::builder()
+        .status(http::StatusCode::GATEWAY_TIMEOUT)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::CACHE_CONTROL, "no-cache")
+        .body(tonic::body::Body::new(axum::body::Body::from(
+            body.to_string(),
+        )))
+        .expect("a valid response")
 }
 
 fn reflection_builder(api_names: &[&'static str]) -> tonic_reflection::server::Builder<'static> {

@@ -684,13 +684,30 @@ impl fmt::Debug for NatsAddress {
 impl NatsAddress {
     /// Reads `nats.url`. An error never quotes the URL (it may hold a password).
     pub fn parse(text: &str) -> Result<NatsAddress, String> {
-        let mut url = url::Url::parse(text.trim())
+        let text = text.trim();
+        // `host:port` alone, as the NATS client takes it, is a nats:// URL.
+        let text = if text.contains("://") {
+            text.to_owned()
+        } else {
+            format!("nats://{text}")
+        };
+        let mut url = url::Url::parse(&text)
             .map_err(|e| format!("must be a URL such as nats://host:4222 ({e})"))?;
         if !matches!(url.scheme(), "nats" | "tls") {
             return Err("must start with nats:// or, for TLS, tls://".to_owned());
         }
         if url.host_str().is_none_or(str::is_empty) {
             return Err("must name a host: nats://host:4222".to_owned());
+        }
+        // A `/`, `?` or `#` in a password or token ends the URL's user information early: the
+        // rest would be read as the host and a path.
+        if !matches!(url.path(), "" | "/") || url.query().is_some() || url.fragment().is_some() {
+            return Err(
+                "must be nats://[user:password@]host:port and nothing after the port (a `/`, \
+                 `?`, `#` or `@` in a password or token is written percent-encoded: %2F, %3F, \
+                 %23, %40)"
+                    .to_owned(),
+            );
         }
         let decode = |part: &str| {
             percent_encoding::percent_decode_str(part)
@@ -1137,12 +1154,18 @@ mod tests {
             &token.credentials,
             Some(NatsCredentials::Token(token)) if token.expose() == "s3cr3t-token"
         ));
+        let bare = NatsAddress::parse("127.0.0.1:4222").unwrap();
+        assert_eq!(bare.url, "nats://127.0.0.1:4222");
         for bad in [
             "http://u:hunter2@h:1",
             "ws://h:1",
             "nats:/h",
-            "hunter2",
             "nats://:hunter2@h:1",
+            // Unencoded `/`, `?`, `#` in a secret: it would be read as host and path.
+            "nats://ab+c/hunter2==@nats:4222",
+            "nats://okey:12/hunter2@h",
+            "nats://tok?hunter2@h",
+            "nats://tok#hunter2@h",
         ] {
             let err = NatsAddress::parse(bad).unwrap_err();
             assert!(!err.contains("hunter2"), "{err}");

@@ -121,3 +121,68 @@ async fn a_call_at_its_deadline_is_deadline_exceeded_never_cancelled() {
         .expect("the server task")
         .expect("stops cleanly");
 }
+
+/// A plain HTTP route (the table's replay page) still unanswered after
+/// `server.request_timeout_ms` gets 504 with the JSON error body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_http_request_past_the_servers_longest_call_is_504() {
+    let env = [
+        ("OKEY_SERVER__PORT", "0"),
+        ("OKEY_SERVER__REQUEST_TIMEOUT_MS", "300"),
+    ];
+    let settings = Settings::from_sources(ServiceKind::Table, None, env).expect("loads");
+    let slow = axum::Router::new().route(
+        "/slow/page",
+        axum::routing::get(|| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            "too late"
+        }),
+    );
+    let host = ServiceHost::bind(&settings.server)
+        .await
+        .expect("binds")
+        .with_http("/slow", slow);
+    let port = host.local_addr().port();
+    let dependencies = Dependencies {
+        postgres: None,
+        nats: None,
+        jetstream: None,
+        redis: None,
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(host.run_until_stopped(dependencies, async move {
+        let _ = stopped.await;
+    }));
+
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connects");
+    let (client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2");
+    tokio::spawn(connection);
+    let mut client = client.ready().await.expect("ready");
+    let request = http::Request::get(format!("http://127.0.0.1:{port}/slow/page"))
+        .body(())
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let (response, _) = client.send_request(request, true).expect("sent");
+    let response = response.await.expect("an answer");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered at the timeout"
+    );
+    assert_eq!(response.status(), http::StatusCode::GATEWAY_TIMEOUT);
+    let mut body = response.into_body();
+    let mut text = Vec::new();
+    while let Some(chunk) = body.data().await {
+        text.extend_from_slice(&chunk.expect("a chunk"));
+    }
+    let error: serde_json::Value = serde_json::from_slice(&text).expect("JSON");
+    assert_eq!(error["error"]["code"], 504);
+    assert_eq!(error["error"]["reason"], "deadline_exceeded");
+
+    let _ = stop.send(());
+    server
+        .await
+        .expect("the server task")
+        .expect("stops cleanly");
+}

@@ -433,7 +433,7 @@ fn unknown_keys<'a>(
         if let Some(meant) = known.iter().find(|k| close(k)) {
             bail!("`{at}` is not a field of the format: did you mean `{meant}`?");
         }
-        if policy == Unknown::Refused || (place.is_empty() && key.starts_with("expect")) {
+        if policy == Unknown::Refused || (place.is_empty() && names_an_expectation(key)) {
             bail!(
                 "`{at}` is not a field of the format, and there it would change what is played \
                  or checked: use one of {}",
@@ -443,6 +443,14 @@ fn unknown_keys<'a>(
         notes.push(at);
     }
     Ok(())
+}
+
+/// Whether a top-level key the format does not define reads as an expectation of the hand's end
+/// (`expect…`, `outcome`, `end`, …): ignored, the check it carries would silently not run.
+fn names_an_expectation(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    key.starts_with("expect")
+        || ["end", "outcome", "result", "results", "scores", "winner"].contains(&key.as_str())
 }
 
 /// Everything in a scenario beyond its JSON shape that [`play`] relies on: the rules and the

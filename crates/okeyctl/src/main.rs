@@ -762,7 +762,10 @@ fn conformance_check(files: &[PathBuf]) -> ExitCode {
                     let name: String = scenario
                         .name
                         .chars()
-                        .map(|c| if c.is_control() { ' ' } else { c })
+                        .map(|c| {
+                            let line_break = c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+                            if line_break { ' ' } else { c }
+                        })
                         .collect();
                     say!("{} ({name}): {}", f.display(), diffs.join("; "));
                 }

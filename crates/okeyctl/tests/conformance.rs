@@ -533,6 +533,12 @@ fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
             }),
             "`expectations` is not a field",
         ),
+        (
+            variant("top_level_end.json", &|v| {
+                v["End"] = serde_json::json!({"outcome": "finished"})
+            }),
+            "`End` is not a field",
+        ),
     ];
     for (file, place) in &broken {
         let out = okeyctl(&["conformance", "run"], std::slice::from_ref(file));
