@@ -5,12 +5,14 @@
 //! check whose request message never arrives (so the handler waits until the deadline), with
 //! deadlines at every phase of the timers' millisecond ticks.
 
+mod common;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use okey_platform::settings::ServerSettings;
 use okey_platform::status::{self, Reason};
-use okey_platform::{Dependencies, ServiceHost, ServiceKind, Settings};
+use okey_platform::{ServiceHost, ServiceKind, Settings};
 use tonic::Code;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
@@ -62,18 +64,8 @@ async fn unfinished_check(port: u16, timeout: Duration) -> (Code, tonic::Status)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_at_its_deadline_is_deadline_exceeded_never_cancelled() {
-    let host = ServiceHost::bind(&settings()).await.expect("binds");
-    let port = host.local_addr().port();
-    let dependencies = Dependencies {
-        postgres: None,
-        nats: None,
-        jetstream: None,
-        redis: None,
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(host.run_until_stopped(dependencies, async move {
-        let _ = stopped.await;
-    }));
+    let host = common::run(ServiceHost::bind(&settings()).await.expect("binds"));
+    let port = host.port;
     let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
         .expect("a valid uri")
         .connect()
@@ -115,11 +107,7 @@ async fn a_call_at_its_deadline_is_deadline_exceeded_never_cancelled() {
         "every call ran out of time and said so"
     );
 
-    let _ = stop.send(());
-    server
-        .await
-        .expect("the server task")
-        .expect("stops cleanly");
+    host.stop().await;
 }
 
 /// A plain HTTP route (the table's replay page) still unanswered after
@@ -138,21 +126,13 @@ async fn a_plain_http_request_past_the_servers_longest_call_is_504() {
             "too late"
         }),
     );
-    let host = ServiceHost::bind(&settings.server)
-        .await
-        .expect("binds")
-        .with_http("/slow", slow);
-    let port = host.local_addr().port();
-    let dependencies = Dependencies {
-        postgres: None,
-        nats: None,
-        jetstream: None,
-        redis: None,
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(host.run_until_stopped(dependencies, async move {
-        let _ = stopped.await;
-    }));
+    let host = common::run(
+        ServiceHost::bind(&settings.server)
+            .await
+            .expect("binds")
+            .with_http("/slow", slow),
+    );
+    let port = host.port;
 
     let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -180,9 +160,5 @@ async fn a_plain_http_request_past_the_servers_longest_call_is_504() {
     assert_eq!(error["error"]["code"], 504);
     assert_eq!(error["error"]["reason"], "deadline_exceeded");
 
-    let _ = stop.send(());
-    server
-        .await
-        .expect("the server task")
-        .expect("stops cleanly");
+    host.stop().await;
 }

@@ -2,11 +2,13 @@
 //! multiplexes many players onto a few connections sends them: every call is answered, none is
 //! lost to the server closing the connection.
 
+mod common;
+
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
 use okey_platform::settings::ServerSettings;
-use okey_platform::{Dependencies, ServiceHost, ServiceKind, Settings};
+use okey_platform::{ServiceHost, ServiceKind, Settings};
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
@@ -31,18 +33,8 @@ fn settings() -> ServerSettings {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_calls_at_once_on_one_connection_are_all_answered() {
-    let host = ServiceHost::bind(&settings()).await.expect("binds");
-    let port = host.local_addr().port();
-    let dependencies = Dependencies {
-        postgres: None,
-        nats: None,
-        jetstream: None,
-        redis: None,
-    };
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(host.run_until_stopped(dependencies, async move {
-        let _ = stopped.await;
-    }));
+    let host = common::run(ServiceHost::bind(&settings()).await.expect("binds"));
+    let port = host.port;
 
     // One connection, opened and checked before the burst.
     let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
@@ -89,9 +81,5 @@ async fn thousands_of_calls_at_once_on_one_connection_are_all_answered() {
         failed.first()
     );
 
-    let _ = stop.send(());
-    server
-        .await
-        .expect("the server task ran")
-        .expect("the server stopped cleanly");
+    host.stop().await;
 }
