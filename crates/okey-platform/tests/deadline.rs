@@ -7,10 +7,8 @@
 
 mod common;
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use okey_platform::settings::ServerSettings;
 use okey_platform::status::{self, Reason};
 use okey_platform::{ServiceHost, ServiceKind, Settings};
 use tonic::Code;
@@ -19,26 +17,10 @@ use tonic_health::pb::health_client::HealthClient;
 
 const CALLS: usize = 200;
 
-fn settings() -> ServerSettings {
-    let env = [
-        ("OKEY_SERVER__PORT", "0"),
-        ("OKEY_SERVER__PROBE_INTERVAL_MS", "50"),
-    ];
-    let settings =
-        Settings::from_sources(ServiceKind::Matchmaking, None, env).expect("the defaults load");
-    assert_eq!(settings.server.host, IpAddr::V4(Ipv4Addr::LOCALHOST));
-    settings.server
-}
-
 /// A unary call whose request message never comes, sent with `timeout` as its `grpc-timeout`
 /// over plain HTTP/2 (a gRPC client would enforce the deadline itself): the server's answer.
 async fn unfinished_check(port: u16, timeout: Duration) -> (Code, tonic::Status) {
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connects");
-    let (client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2");
-    tokio::spawn(connection);
-    let mut client = client.ready().await.expect("ready");
+    let mut client = common::http2(port).await;
     let request = http::Request::post(format!(
         "http://127.0.0.1:{port}/grpc.health.v1.Health/Check"
     ))
@@ -64,7 +46,7 @@ async fn unfinished_check(port: u16, timeout: Duration) -> (Code, tonic::Status)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_at_its_deadline_is_deadline_exceeded_never_cancelled() {
-    let host = common::run(ServiceHost::bind(&settings()).await.expect("binds"));
+    let host = common::run(ServiceHost::bind(&common::settings()).await.expect("binds"));
     let port = host.port;
     let channel = tonic::transport::Channel::from_shared(format!("http://127.0.0.1:{port}"))
         .expect("a valid uri")
@@ -134,12 +116,7 @@ async fn a_plain_http_request_past_the_servers_longest_call_is_504() {
     );
     let port = host.port;
 
-    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .expect("connects");
-    let (client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2");
-    tokio::spawn(connection);
-    let mut client = client.ready().await.expect("ready");
+    let mut client = common::http2(port).await;
     let request = http::Request::get(format!("http://127.0.0.1:{port}/slow/page"))
         .body(())
         .unwrap();

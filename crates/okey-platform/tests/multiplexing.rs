@@ -4,11 +4,9 @@
 
 mod common;
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
-use okey_platform::settings::ServerSettings;
-use okey_platform::{ServiceHost, ServiceKind, Settings};
+use okey_platform::ServiceHost;
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
@@ -18,22 +16,9 @@ use tonic_health::pb::health_client::HealthClient;
 /// 1 MiB window) if the server took them all in without serving them.
 const CALLS: usize = 6_000;
 
-/// The shipped server settings (matchmaking's, whose `WatchTicket` streams a multiplexing
-/// client holds while its players wait), on a free loopback port.
-fn settings() -> ServerSettings {
-    let env = [
-        ("OKEY_SERVER__PORT", "0"),
-        ("OKEY_SERVER__PROBE_INTERVAL_MS", "50"),
-    ];
-    let settings =
-        Settings::from_sources(ServiceKind::Matchmaking, None, env).expect("the defaults load");
-    assert_eq!(settings.server.host, IpAddr::V4(Ipv4Addr::LOCALHOST));
-    settings.server
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_calls_at_once_on_one_connection_are_all_answered() {
-    let host = common::run(ServiceHost::bind(&settings()).await.expect("binds"));
+    let host = common::run(ServiceHost::bind(&common::settings()).await.expect("binds"));
     let port = host.port;
 
     // One connection, opened and checked before the burst.

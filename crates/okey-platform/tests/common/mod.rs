@@ -1,8 +1,35 @@
 //! A host of these tests' own: no dependencies, on a free loopback port, until stopped.
 
-use okey_platform::{Dependencies, ServerError, ServiceHost};
+use std::net::{IpAddr, Ipv4Addr};
+
+use okey_platform::settings::ServerSettings;
+use okey_platform::{Dependencies, ServerError, ServiceHost, ServiceKind, Settings};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// The shipped server settings (matchmaking's, whose `WatchTicket` streams a multiplexing
+/// client holds while its players wait), on a free loopback port.
+pub fn settings() -> ServerSettings {
+    let env = [
+        ("OKEY_SERVER__PORT", "0"),
+        ("OKEY_SERVER__PROBE_INTERVAL_MS", "50"),
+    ];
+    let settings =
+        Settings::from_sources(ServiceKind::Matchmaking, None, env).expect("the defaults load");
+    assert_eq!(settings.server.host, IpAddr::V4(Ipv4Addr::LOCALHOST));
+    settings.server
+}
+
+/// A plain HTTP/2 connection to the host (no gRPC client: one would enforce deadlines itself).
+#[allow(dead_code)]
+pub async fn http2(port: u16) -> h2::client::SendRequest<tonic::codegen::Bytes> {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connects");
+    let (client, connection) = h2::client::handshake(tcp).await.expect("HTTP/2");
+    tokio::spawn(connection);
+    client.ready().await.expect("ready")
+}
 
 /// A running host and what stops it.
 pub struct Running {
