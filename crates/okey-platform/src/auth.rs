@@ -603,7 +603,7 @@ struct KeysSource {
 }
 
 /// Whether `url`'s host is a loopback address (plaintext there stays on the machine).
-fn is_loopback(url: &str) -> bool {
+pub fn is_loopback(url: &str) -> bool {
     let Ok(uri) = url.parse::<http::Uri>() else {
         return false;
     };

@@ -326,23 +326,48 @@ where
 
 /// 504 with the JSON error body the plain HTTP routes answer with.
 fn http_timed_out(timeout: Duration) -> http::Response<tonic::body::Body> {
-    let body = serde_json::json!({"error": {
-        "code": 504,
-        "status": "DEADLINE_EXCEEDED",
-        "reason": Reason::DeadlineExceeded.as_str(),
-        "message": format!(
+    let body = http_error_body(
+        504,
+        "DEADLINE_EXCEEDED",
+        Reason::DeadlineExceeded.as_str(),
+        &format!(
             "no answer within {} ms (server.request_timeout_ms): try again later",
             timeout.as_millis()
         ),
-    }});
+    );
     http::Response::builder()
         .status(http::StatusCode::GATEWAY_TIMEOUT)
         .header(http::header::CONTENT_TYPE, "application/json")
         .header(http::header::CACHE_CONTROL, "no-cache")
-        .body(tonic::body::Body::new(axum::body::Body::from(
-            body.to_string(),
-        )))
+        .body(tonic::body::Body::new(axum::body::Body::from(body)))
         .expect("a valid response")
+}
+
+/// The JSON error body of the plain HTTP routes ([`ServiceHost::with_http`]): `{"error":
+/// {"code": 403, "status": "PERMISSION_DENIED", "reason": "not_in_hand", "message": "..."}}`,
+/// `code` the HTTP status, `status` the gRPC code's name, `reason` the `common.proto` reason
+/// (empty when none applies).
+pub fn http_error_body(code: u16, status: &str, reason: &str, message: &str) -> String {
+    #[derive(serde::Serialize)]
+    struct ErrorBody<'a> {
+        error: ErrorFields<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct ErrorFields<'a> {
+        code: u16,
+        status: &'a str,
+        reason: &'a str,
+        message: &'a str,
+    }
+    let body = ErrorBody {
+        error: ErrorFields {
+            code,
+            status,
+            reason,
+            message,
+        },
+    };
+    serde_json::to_string(&body).expect("an error body serializes")
 }
 
 fn reflection_builder(api_names: &[&'static str]) -> tonic_reflection::server::Builder<'static> {

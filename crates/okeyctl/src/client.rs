@@ -78,7 +78,8 @@ pub fn authorized<T>(message: T, token: &str) -> Request<T> {
 /// `okeyctl demo` runs with `OKEY_TELEMETRY__OTLP_ENDPOINT`) carrying its `traceparent`.
 pub async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
     let channel = endpoint(url)?.connect().await.map_err(|e| {
-        let hint = if is_loopback(url) {
+        // On this machine, where `make run` starts the services.
+        let hint = if okey_platform::auth::is_loopback(url) {
             let moved =
                 crate::local::local_port_var(service).map_or_else(String::new, |(var, _)| {
                     format!(" (on moved ports, export the same {var} as the run, or pass its URL)")
@@ -93,13 +94,6 @@ pub async fn connect(service: &str, url: &str) -> Result<TracedChannel> {
         )))
     })?;
     Ok(traced(channel, url))
-}
-
-/// Whether `url` names this machine (where `make run` starts the services).
-fn is_loopback(url: &str) -> bool {
-    let host = host_port(url);
-    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
 }
 
 /// [`connect`] without connecting now: the first call connects, and a service that is not

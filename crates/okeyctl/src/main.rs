@@ -763,8 +763,11 @@ fn conformance_check(files: &[PathBuf]) -> ExitCode {
                         .name
                         .chars()
                         .map(|c| {
-                            let line_break = c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
-                            if line_break { ' ' } else { c }
+                            if okey_platform::fields::unfit_to_show(c) {
+                                ' '
+                            } else {
+                                c
+                            }
                         })
                         .collect();
                     say!("{} ({name}): {}", f.display(), diffs.join("; "));

@@ -48,7 +48,8 @@ pub fn load_events(path: &Path) -> Result<Vec<Event>> {
         && let Some(after) = events.get(end + 1)
     {
         bail!(
-            "the file holds more than one hand: event {} ({}) comes after the hand ended at event              {}; give each hand its own file (`okeyctl export-hand` writes one)",
+            "the file holds more than one hand: event {} ({}) comes after the hand ended at \
+             event {}; give each hand its own file (`okeyctl export-hand` writes one)",
             end + 2,
             after.name(),
             end + 1

@@ -975,13 +975,6 @@ fn token_hash(token: &str) -> Vec<u8> {
 /// Usernames are compared lower-case: 3–32 of letters, digits, `_` and `-`.
 fn normalize_username(username: &str) -> Result<String, AccountsError> {
     let username = username.trim().to_lowercase();
-    if username.is_empty() {
-        return Err(invalid(
-            "username",
-            Reason::MissingField,
-            "username is empty: 3–32 ASCII letters, digits, `_` or `-`",
-        ));
-    }
     let ok = (3..=32).contains(&username.len())
         && username
             .chars()
@@ -998,13 +991,6 @@ fn normalize_username(username: &str) -> Result<String, AccountsError> {
 }
 
 fn check_password(password: &Secret<String>) -> Result<(), AccountsError> {
-    if password.expose().is_empty() {
-        return Err(invalid(
-            "password",
-            Reason::MissingField,
-            "password is empty: at least 10 characters",
-        ));
-    }
     let n = password.expose().chars().count();
     if n < 10 {
         return Err(invalid(

@@ -225,6 +225,9 @@ impl AccountsService for AccountsApi {
         let r = request.into_inner();
         fields::request_id(&r.request_id)?;
         texts(&[("username", &r.username), ("password", &r.password)])?;
+        // Left out, it is a malformed request (as in SignIn), not a bad username or password.
+        fields::required("username", r.username.trim())?;
+        fields::required("password", &r.password)?;
         let password = Secret::new(r.password);
         let (account, session) = self
             .accounts

@@ -12,7 +12,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use okey_platform::auth::AuthLayer;
-use serde::Serialize;
 use tonic_types::StatusExt;
 
 use super::*;
@@ -88,24 +87,6 @@ async fn asset(body: &'static str, content_type: &'static str) -> Response {
     response
 }
 
-/// The JSON error body: `{"error": {"code": 403, "status": "PERMISSION_DENIED", "reason":
-/// "not_in_hand", "message": "..."}}`.
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    error: ErrorFields<'a>,
-}
-
-#[derive(Serialize)]
-struct ErrorFields<'a> {
-    /// The HTTP status.
-    code: u16,
-    /// The gRPC code GetHandHistory answers with, by name.
-    status: &'a str,
-    /// The `common.proto` reason (empty for a path that names no read).
-    reason: String,
-    message: &'a str,
-}
-
 /// The HTTP status of a gRPC code, as `google/rpc/code.proto` maps them.
 fn http_status(code: tonic::Code) -> StatusCode {
     use tonic::Code as C;
@@ -141,18 +122,12 @@ fn json(status: StatusCode, body: String) -> Response {
     response
 }
 
+/// The JSON error body every plain HTTP route answers with (`http_error_body`): `grpc` is the
+/// gRPC code GetHandHistory answers with, by name; `reason` is empty for a path that names no read.
 fn refusal(code: StatusCode, grpc: &str, reason: String, message: &str) -> Response {
-    let body = ErrorBody {
-        error: ErrorFields {
-            code: code.as_u16(),
-            status: grpc,
-            reason,
-            message,
-        },
-    };
     json(
         code,
-        serde_json::to_string(&body).expect("an error body serializes"),
+        okey_platform::server::http_error_body(code.as_u16(), grpc, &reason, message),
     )
 }
 
