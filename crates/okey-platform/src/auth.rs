@@ -320,7 +320,9 @@ pub struct Caller {
     pub roles: Vec<Role>,
     /// When the token expires, seconds since the Unix epoch.
     pub expires_at: u64,
-    /// The display name the token carries (its `name` claim), if any.
+    /// The display name the token carries (its `name` claim), if any and if it is one a display
+    /// name may be now ([`crate::fields::display_name`]): a name accounts accepted under an older,
+    /// laxer check is left out, so the seat goes nameless instead of the call failing.
     pub name: Option<String>,
 }
 
@@ -334,7 +336,12 @@ impl Caller {
             player_id: claims.sub.clone(),
             roles,
             expires_at: claims.exp,
-            name: claims.name.clone(),
+            name: claims
+                .name
+                .as_deref()
+                .and_then(|name| crate::fields::display_name(name).ok())
+                .filter(|name| !name.is_empty())
+                .map(str::to_owned),
         }
     }
 
@@ -951,6 +958,15 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
         assert_eq!(refused.code(), tonic::Code::Unauthenticated);
         assert!(status::is(&refused, status::Reason::TokenInvalid));
         assert!(refused.message().contains("more than one"), "{refused:?}");
+        // A token as large as the server's header limit lets through: refused as a token.
+        let mut huge = http::HeaderMap::new();
+        let padded = format!("Bearer {}", "A".repeat(60 * 1024));
+        huge.insert(http::header::AUTHORIZATION, padded.parse().unwrap());
+        let refused = layer
+            .authorize("/okey.v1.ScoringService/ListStandings", &huge)
+            .unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+        assert!(status::is(&refused, status::Reason::TokenInvalid));
         // Health and reflection are listed on every service.
         assert!(matches!(
             layer.authorize("/grpc.health.v1.Health/Check", &http::HeaderMap::new()),

@@ -56,6 +56,34 @@ pub fn unfit_to_show(c: char) -> bool {
         )
 }
 
+/// Whether `value` shows nothing when displayed: every character is white space or one that
+/// takes no room (zero-width spaces, joiners and marks, a byte-order mark, a soft hyphen,
+/// variation selectors, the Hangul fillers and the blank Braille pattern that are used as
+/// invisible names). Chat refuses such a message as empty and a display name as invalid.
+pub fn shows_nothing(value: &str) -> bool {
+    value.chars().all(|c| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '\u{00AD}'
+                    | '\u{034F}'
+                    | '\u{061C}'
+                    | '\u{115F}'
+                    | '\u{1160}'
+                    | '\u{17B4}'
+                    | '\u{17B5}'
+                    | '\u{180E}'
+                    | '\u{200B}'..='\u{200F}'
+                    | '\u{2060}'..='\u{2064}'
+                    | '\u{2800}'
+                    | '\u{3164}'
+                    | '\u{FE00}'..='\u{FE0F}'
+                    | '\u{FEFF}'
+                    | '\u{FFA0}'
+            )
+    })
+}
+
 /// Longest display name, in characters.
 pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
 
@@ -73,6 +101,12 @@ pub fn display_name(value: &str) -> Result<&str, String> {
     if value.chars().any(unfit_to_show) {
         return Err(
             "a display name holds no control characters or bidirectional overrides".to_owned(),
+        );
+    }
+    if !value.is_empty() && shows_nothing(value) {
+        return Err(
+            "a display name needs a visible character: zero-width and blank characters alone show nothing"
+                .to_owned(),
         );
     }
     Ok(value)
@@ -138,6 +172,30 @@ mod tests {
     use tonic_types::StatusExt;
 
     use super::*;
+
+    #[test]
+    fn text_of_zero_width_and_blank_characters_alone_shows_nothing() {
+        for blank in [
+            "",
+            " ",
+            "\u{200B}",
+            " \u{200B}\u{200D} ",
+            "\u{2800}\u{3164}",
+            "\u{FEFF}",
+        ] {
+            assert!(shows_nothing(blank), "{blank:?}");
+        }
+        for shown in ["a", "\u{200B}a", "👩\u{200D}💻", "\u{05D0}\u{200F}"] {
+            assert!(!shows_nothing(shown), "{shown:?}");
+        }
+        assert!(display_name("\u{200B}\u{200B}").is_err());
+        assert_eq!(
+            display_name("  "),
+            Ok(""),
+            "empty is the caller's to refuse"
+        );
+        assert_eq!(display_name("Ayşe\u{200B}"), Ok("Ayşe\u{200B}"));
+    }
 
     #[test]
     fn text_shown_to_others_has_no_controls_and_no_direction_overrides() {

@@ -37,6 +37,14 @@ use crate::status::Reason;
 use crate::streams::{EndStreamsLayer, streaming_methods};
 use crate::telemetry::GrpcServerLayer;
 
+/// Most bytes of request headers (gRPC metadata) a call may carry, as HTTP/2 counts them (each
+/// field's name and value plus 32), advertised in the server's SETTINGS. hyper's default is
+/// 16 KiB; a larger header block never reaches the service, and h2 answers it with HTTP 431,
+/// which gRPC clients report as UNKNOWN. Up to this limit an oversized token or field reaches the
+/// service and gets its own precise refusal (`token_invalid` for an `authorization` header no
+/// token could fill); the same bound as a request's message (64 KiB).
+pub const MAX_HEADER_LIST_BYTES: u32 = 64 * 1024;
+
 /// Why the server could not start or failed while running.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -216,6 +224,7 @@ impl ServiceHost {
         let server = tonic::transport::Server::builder()
             .accept_http1(accept_http1)
             .max_concurrent_streams(self.settings.max_concurrent_streams)
+            .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
             .layer(layers)
             .add_routes(self.routes.routes())
             .serve_with_incoming_shutdown(

@@ -611,9 +611,15 @@ async fn a_display_name_with_a_control_character_or_a_direction_override_is_refu
     let session = me.session.unwrap();
     let before = stored_accounts(&app).await;
 
-    for (i, name) in ["Ay\u{1b}[31mşe", "\u{202E}esyA", "Ay\rşe"]
-        .into_iter()
-        .enumerate()
+    for (i, name) in [
+        "Ay\u{1b}[31mşe",
+        "\u{202E}esyA",
+        "Ay\rşe",
+        "\u{200B}\u{200B}",
+        "\u{3164}",
+    ]
+    .into_iter()
+    .enumerate()
     {
         let new_guest = client
             .sign_in_as_guest(guest_request(&format!("g{i}"), &device(), name))

@@ -85,7 +85,9 @@ pub struct ChatMessage {
 /// Why a message was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ChatError {
-    #[error("the message is empty: write 1 to {max} characters")]
+    #[error(
+        "the message is empty or shows nothing: write 1 to {max} characters, at least one visible"
+    )]
     Empty { max: u64 },
     #[error("the message has {chars} characters; the limit is {max}: shorten it and send again")]
     TooLong { chars: usize, max: u64 },
@@ -131,7 +133,7 @@ pub type SeatNow = Arc<
 pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
     let text = text.trim();
     let chars = text.chars().count();
-    if chars == 0 {
+    if okey_platform::fields::shows_nothing(text) {
         return Err(ChatError::Empty { max });
     }
     if chars as u64 > max {
@@ -434,10 +436,12 @@ mod tests {
     #[test]
     fn text_is_trimmed_and_limited_in_characters() {
         assert_eq!(check_text("  merhaba ", 10).unwrap(), "merhaba");
-        assert!(matches!(
-            check_text("   ", 10),
-            Err(ChatError::Empty { .. })
-        ));
+        for blank in ["   ", "\u{200B}", " \u{200B}\u{2060} "] {
+            assert!(
+                matches!(check_text(blank, 10), Err(ChatError::Empty { .. })),
+                "{blank:?}"
+            );
+        }
         assert!(
             check_text("çççççççççç", 10).is_ok(),
             "characters, not bytes"

@@ -81,6 +81,13 @@ async fn the_matchmaker_seats_members_only_and_spectators_only_if_allowed() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
+    assert_eq!(reason(&err), "invalid_rules");
+    let details = err.get_error_details();
+    assert_eq!(
+        details.bad_request().expect("BadRequest").field_violations[0].field,
+        "seats[0].player",
+        "the refusal names the seat, not the rules"
+    );
 
     // A private room's table: the host seated, the friend's seat left to join, no spectators.
     let table = matchmaker

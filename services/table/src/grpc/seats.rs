@@ -22,6 +22,13 @@ pub(super) async fn create_table(
         match &a.occupant {
             Some(pb::seat_assignment::Occupant::Player(p)) if !p.is_empty() => {
                 let p = fields::player(&format!("seats[{i}].player"), p)?;
+                if !admission.may_sit(&p) {
+                    return Err(status::invalid_argument(
+                        Reason::InvalidRules,
+                        &format!("seats[{i}].player"),
+                        format!("{p} is not one of the table's members: seat only members"),
+                    ));
+                }
                 names[seat as usize] =
                     seated_name(&format!("seats[{i}].display_name"), &a.display_name)?;
                 if seats.contains(&Some(p.clone())) {
