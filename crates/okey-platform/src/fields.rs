@@ -59,7 +59,7 @@ pub fn unfit_to_show(c: char) -> bool {
 /// Whether `value` shows nothing when displayed: every character is white space or one that
 /// takes no room (zero-width spaces, joiners and marks, a byte-order mark, a soft hyphen,
 /// variation selectors, the Hangul fillers and the blank Braille pattern that are used as
-/// invisible names). Chat refuses such a message as empty and a display name as invalid.
+/// invisible names). Such a chat message or display name counts as empty.
 pub fn shows_nothing(value: &str) -> bool {
     value.chars().all(|c| {
         c.is_whitespace()
@@ -89,7 +89,8 @@ pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
 
 /// A display name as every service keeps it (accounts' profiles, the names a table's creator
 /// gives its seats): spaces at either end removed, at most [`MAX_DISPLAY_NAME_CHARS`]
-/// characters, none [`unfit_to_show`]. Whether it may be empty is the caller's to say. `Err`
+/// characters, none [`unfit_to_show`]; one that [`shows_nothing`] is empty. Whether it may be
+/// empty is the caller's to say. `Err`
 /// says what is wrong, for an `invalid_display_name` refusal.
 pub fn display_name(value: &str) -> Result<&str, String> {
     let value = value.trim();
@@ -103,11 +104,9 @@ pub fn display_name(value: &str) -> Result<&str, String> {
             "a display name holds no control characters or bidirectional overrides".to_owned(),
         );
     }
-    if !value.is_empty() && shows_nothing(value) {
-        return Err(
-            "a display name needs a visible character: zero-width and blank characters alone show nothing"
-                .to_owned(),
-        );
+    if shows_nothing(value) {
+        // Zero-width and blank characters alone are no name: empty, like spaces alone.
+        return Ok("");
     }
     Ok(value)
 }
@@ -188,7 +187,7 @@ mod tests {
         for shown in ["a", "\u{200B}a", "👩\u{200D}💻", "\u{05D0}\u{200F}"] {
             assert!(!shows_nothing(shown), "{shown:?}");
         }
-        assert!(display_name("\u{200B}\u{200B}").is_err());
+        assert_eq!(display_name(" \u{200B}\u{3164} "), Ok(""), "no name: empty");
         assert_eq!(
             display_name("  "),
             Ok(""),
