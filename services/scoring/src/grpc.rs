@@ -461,7 +461,9 @@ impl ScoringService for ScoringApi {
                 played,
                 player,
             }) => {
-                if asked.bounds(from).0 != from {
+                // The token's window must be the asked period's: each period has a length of
+                // its own, so a day's token names no week and a month's token no day.
+                if asked.bounds(from) != (from, to) {
                     return Err(bad_token());
                 }
                 (from, to, Some((won, mean, played, player)))

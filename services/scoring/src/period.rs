@@ -80,4 +80,18 @@ mod tests {
         assert_eq!(month.0, Utc.with_ymd_and_hms(2026, 12, 1, 0, 0, 0).unwrap());
         assert_eq!(month.1, Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap());
     }
+
+    #[test]
+    fn no_two_periods_share_a_window_even_where_they_start_together() {
+        // 1 February 2027 is a Monday: a day, a week and a month start at that midnight, and
+        // ListStandings' page tokens tell them apart by their windows.
+        let start = Utc.with_ymd_and_hms(2027, 2, 1, 0, 0, 0).unwrap();
+        let periods = [Period::AllTime, Period::Day, Period::Week, Period::Month];
+        for a in periods {
+            for b in periods {
+                let (from, to) = a.bounds(start);
+                assert_eq!(b.bounds(from) == (from, to), a == b, "{a:?} against {b:?}");
+            }
+        }
+    }
 }

@@ -437,6 +437,25 @@ async fn standings_page_one_row_at_a_time_to_the_end_and_tokens_cannot_be_altere
             "{bad}"
         );
     }
+    // A token keeps the period it was given for: the all-time one names no day, week or month.
+    for other in [
+        pb::StandingsPeriod::Day,
+        pb::StandingsPeriod::Week,
+        pb::StandingsPeriod::Month,
+    ] {
+        let e = api
+            .list_standings(me.req(pb::ListStandingsRequest {
+                period: other as i32,
+                ..page(given.clone(), 1)
+            }))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (e.code(), reason(&e).as_str()),
+            (Code::InvalidArgument, "invalid_page_token"),
+            "an all-time token for {other:?}"
+        );
+    }
 
     scoring.stop().await;
     pool.close().await;
