@@ -93,16 +93,17 @@ pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
 /// empty is the caller's to say. `Err`
 /// says what is wrong, for an `invalid_display_name` refusal.
 pub fn display_name(value: &str) -> Result<&str, String> {
+    // Checked before trimming, which would take a line break at either end away.
+    if value.chars().any(unfit_to_show) {
+        return Err(
+            "a display name holds no control characters or bidirectional overrides".to_owned(),
+        );
+    }
     let value = value.trim();
     if value.chars().count() > MAX_DISPLAY_NAME_CHARS {
         return Err(format!(
             "a display name is at most {MAX_DISPLAY_NAME_CHARS} characters"
         ));
-    }
-    if value.chars().any(unfit_to_show) {
-        return Err(
-            "a display name holds no control characters or bidirectional overrides".to_owned(),
-        );
     }
     if shows_nothing(value) {
         // Zero-width and blank characters alone are no name: empty, like spaces alone.
@@ -194,6 +195,10 @@ mod tests {
             "empty is the caller's to refuse"
         );
         assert_eq!(display_name("Ayşe\u{200B}"), Ok("Ayşe\u{200B}"));
+        // A line break is refused at either end too, not trimmed away.
+        for broken in ["Ayşe\n", "\r\nAyşe", "\u{2028}Ayşe", "\tAyşe"] {
+            assert!(display_name(broken).is_err(), "{broken:?}");
+        }
     }
 
     #[test]

@@ -600,8 +600,10 @@ fn describe(event: &Event) -> String {
     }
 }
 
-/// How a published event differs from the engine's at the same place, if it does. Penalties
-/// are compared whole (id, seat, reason, points); other events by kind and seat.
+/// How a published event differs from the engine's at the same place, if it does: every field
+/// counts (a penalty's id, seat, reason and points; an opening's value; who placed a retrieved
+/// okey; whether a discard was playable), since support reads each of them as the reason for
+/// what was charged.
 fn differs(engine: &Event, published: &Event) -> Option<String> {
     match (engine, published) {
         (Event::PenaltyCharged { .. }, Event::PenaltyCharged { .. }) if engine == published => None,
@@ -627,6 +629,14 @@ fn differs(engine: &Event, published: &Event) -> Option<String> {
                 engine.seat(),
                 published.name(),
                 published.seat()
+            ))
+        }
+        _ if engine != published => {
+            let json = |e: &Event| serde_json::to_string(e).unwrap_or_else(|_| format!("{e:?}"));
+            Some(format!(
+                "the table published {}, the engine gives {}",
+                json(published),
+                json(engine)
             ))
         }
         _ => None,
@@ -895,6 +905,32 @@ mod tests {
             };
         }
         let caught = verify_events(&drawn);
+        assert_eq!(caught.at, Some(at as u64 + 1), "{caught:?}");
+
+        // A fact support reads as a reason, changed with nothing else: whether a discard was
+        // playable, an opening's value.
+        let (at, _) = events
+            .iter()
+            .enumerate()
+            .find(|(_, e)| matches!(e, Event::TileDiscarded { .. }))
+            .unwrap();
+        let mut flipped = events.clone();
+        if let Event::TileDiscarded { playable, .. } = &mut flipped[at] {
+            *playable = !*playable;
+        }
+        let caught = verify_events(&flipped);
+        assert_eq!(caught.at, Some(at as u64 + 1), "{caught:?}");
+        assert!(caught.problem.unwrap().contains("playable"));
+        let (at, _) = events
+            .iter()
+            .enumerate()
+            .find(|(_, e)| matches!(e, Event::HandOpened { .. }))
+            .expect("a strong bot opens");
+        let mut worth = events.clone();
+        if let Event::HandOpened { amount, .. } = &mut worth[at] {
+            *amount += 45;
+        }
+        let caught = verify_events(&worth);
         assert_eq!(caught.at, Some(at as u64 + 1), "{caught:?}");
 
         // Not a hand.

@@ -47,6 +47,9 @@ enum Top {
     /// Tell a hand step by step: every event, and exactly why each penalty and score was written.
     /// From a file, or a hand fetched from the table service (`tables/{id} --hand N`, a token);
     /// a hand still in play (support tokens) is told up to its latest event, marked in play.
+    /// Exits 1 when the hand is not what the rules give (told up to the difference), 2 when it
+    /// cannot be read (a missing or broken file; a hand not fetched: not found, not allowed, the
+    /// service not answering).
     Replay(ReplayArgs),
     /// Play a match on the running platform (`make run`) and tell it hand by hand: signs a
     /// guest in, who finds a table with bots through matchmaking (--matchmaking, as `make run`
@@ -304,7 +307,12 @@ fn main() -> ExitCode {
 
 /// Verifies a hand; exits 1 on a difference, 2 when it could not be read.
 fn verify(args: &VerifyArgs) -> ExitCode {
-    if !args.table.starts_with("tables/") && std::path::Path::new(&args.table).is_file() {
+    // As `replay` reads its argument: `tables/{id}` or a bare table id names a table, anything
+    // else a file (so a mistyped file name is said to be missing, not taken for a table).
+    let names_table = args.table.starts_with("tables/")
+        || (!std::path::Path::new(&args.table).exists()
+            && uuid::Uuid::parse_str(&args.table).is_ok());
+    if !names_table {
         return verify_file(std::path::Path::new(&args.table));
     }
     let Some(hand) = args.hand else {
@@ -451,10 +459,18 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         &source,
         hand,
     ));
-    let read = fetched.and_then(|f| {
-        let deals = f.deals()?;
-        Ok((f.in_play_note(), f.told(&deals)))
-    });
+    // Not fetched (no such hand, not allowed, the service not answering): nothing to tell, as
+    // `verify` says it (exit 2); exit 1 stays for a hand that is not what the rules give.
+    let fetched = match fetched {
+        Ok(fetched) => fetched,
+        Err(e) => {
+            eprintln!("okeyctl replay: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    let read = fetched
+        .deals()
+        .map(|deals| (fetched.in_play_note(), fetched.told(&deals)));
     match read {
         Ok((in_play, lines)) => {
             if let Some(note) = in_play {

@@ -25,6 +25,9 @@ pub fn load_events(path: &Path) -> Result<Vec<Event>> {
     let events: Vec<Event> = if value.get("deal").is_some() && value.get("steps").is_some() {
         let scenario: crate::conformance::Scenario = serde_json::from_value(value)
             .context("not a conformance scenario (see conformance/FORMAT.md)")?;
+        // The checks `conformance run` makes: a step the format cannot read is a broken file,
+        // not a step the engine rejected (which would cut the story short without a word).
+        crate::conformance::validate(&scenario)?;
         crate::conformance::play(&scenario)?.2
     } else if value.is_object() {
         // One event on one line: a list of one.

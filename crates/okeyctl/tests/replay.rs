@@ -37,6 +37,25 @@ fn replays_a_scenario_with_reasons_for_penalties_and_scores() {
 }
 
 #[test]
+fn a_scenario_with_a_step_the_format_cannot_read_is_a_broken_file() {
+    let mut broken: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(scenario(
+            "134_four_tile_set_with_two_okeys_gives_back_one.json",
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    broken["steps"][0]["act"] = "fly".into();
+    let path = std::env::temp_dir().join(format!("okeyctl-broken-{}.json", std::process::id()));
+    std::fs::write(&path, broken.to_string()).unwrap();
+    let out = okeyctl().arg("replay").arg(&path).output().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(out.status.code(), Some(2), "as `conformance run` says");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("steps[0]: unknown act `fly`"), "{said}");
+}
+
+#[test]
 fn replays_an_event_file_the_same_way() {
     let path = scenario("134_four_tile_set_with_two_okeys_gives_back_one.json");
     let s = okeyctl::conformance::load(&path).unwrap();

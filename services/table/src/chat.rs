@@ -131,6 +131,11 @@ pub type SeatNow = Arc<
 /// The text as it is sent: trimmed, 1 to `max` characters, none of them one that would change
 /// how the other players' screens show it ([`okey_platform::fields::unfit_to_show`]).
 pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
+    // Checked before trimming: `trim` would take a line break or a separator at either end
+    // away, and the contract refuses them wherever they are.
+    if text.chars().any(okey_platform::fields::unfit_to_show) {
+        return Err(ChatError::Unshowable);
+    }
     let text = text.trim();
     let chars = text.chars().count();
     if okey_platform::fields::shows_nothing(text) {
@@ -138,9 +143,6 @@ pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
     }
     if chars as u64 > max {
         return Err(ChatError::TooLong { chars, max });
-    }
-    if text.chars().any(okey_platform::fields::unfit_to_show) {
-        return Err(ChatError::Unshowable);
     }
     Ok(text.to_owned())
 }
@@ -448,7 +450,15 @@ mod tests {
         );
         let err = check_text("çççççççççççç", 10).unwrap_err();
         assert!(matches!(err, ChatError::TooLong { chars: 12, max: 10 }));
-        for text in ["a\u{1b}[2Jb", "gg\rwp", "\u{202E}gnikcah", "line\nbreak"] {
+        for text in [
+            "a\u{1b}[2Jb",
+            "gg\rwp",
+            "\u{202E}gnikcah",
+            "line\nbreak",
+            "hi\n",
+            "\u{2029}hi",
+            "\thi",
+        ] {
             assert!(
                 matches!(check_text(text, 200), Err(ChatError::Unshowable)),
                 "{text:?}"
