@@ -9,9 +9,12 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cd "$ROOT"
+# How the commands the demo prints at the end call okeyctl.
+hint=(--okeyctl "cargo run -q -p okeyctl --")
 if [ -n "${OKEY_SERVICES_BIN:-}" ]; then
   bin="$OKEY_SERVICES_BIN/okeyctl"
   [ -x "$bin" ] || die "OKEY_SERVICES_BIN: no okeyctl binary in $OKEY_SERVICES_BIN (cargo build --bins first)"
+  hint=(--okeyctl "$bin")
 else
   log "cargo build (okeyctl)"
   cargo build --quiet -p okeyctl
@@ -31,4 +34,5 @@ exec "$bin" demo \
   --signing-key "$run_dir/dev-signing-key.pem" \
   --hands-dir "$run_dir/demo" \
   --grpcurl "${VENV#"$ROOT"/}/bin/grpcurl" \
+  "${hint[@]}" \
   "$@"

@@ -516,6 +516,19 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
                 OUTCOMES.join(", ")
             );
         }
+        if let Some(Some(w)) = e.winner
+            && w > 3
+        {
+            bail!("expect_end.winner is {w}: a seat is 0-3 (or null: no winner)");
+        }
+        if let Some(Some(scores)) = &e.scores
+            && scores.len() != 4
+        {
+            bail!(
+                "expect_end.scores has {} numbers: one per seat, 4 (or null: no scores)",
+                scores.len()
+            );
+        }
     }
     Ok(notes)
 }
@@ -523,6 +536,12 @@ pub fn validate(s: &Scenario) -> Result<Vec<String>> {
 /// Reads and parses a scenario file, and [`validate`]s it; errors name the problem. Keys the
 /// format does not define are noted on standard error and ignored.
 pub fn load(path: &Path) -> Result<Scenario> {
+    if path.is_dir() {
+        bail!(
+            "is a directory: pass its scenario files, e.g. {}/*.json",
+            path.display()
+        );
+    }
     let text = std::fs::read_to_string(path).with_context(|| "cannot read the file".to_string())?;
     // A byte order mark some editors write is not JSON, and not part of the scenario.
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);

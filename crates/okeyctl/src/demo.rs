@@ -70,6 +70,8 @@ pub struct Demo {
     pub progress: bool,
     /// How the printed hints call grpcurl.
     pub grpcurl: String,
+    /// How the printed hints call okeyctl (`cargo run -q -p okeyctl --`, or a prebuilt binary).
+    pub okeyctl: String,
 }
 
 /// How one hand ended, as the table service announced it.
@@ -1034,7 +1036,7 @@ fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write
     )?;
     writeln!(
         out,
-        "  # every event of the match as a spectator sees it (the stream stays open: Ctrl-C)"
+        "  # every event after the table's creation (version 1), as a spectator sees it; from 0 the stream would start with a snapshot instead (it stays open: Ctrl-C)"
     )?;
     writeln!(
         out,
@@ -1045,11 +1047,7 @@ fn look_further(demo: &Demo, table: &str, files: &[PathBuf], out: &mut dyn Write
             out,
             "  # replay a hand: every event, the reason for every penalty and every score"
         )?;
-        writeln!(
-            out,
-            "  cargo run -q -p okeyctl -- replay {}",
-            first.display()
-        )?;
+        writeln!(out, "  {} replay {}", demo.okeyctl, first.display())?;
         if let Some(dir) = first.parent() {
             writeln!(
                 out,
@@ -1223,7 +1221,7 @@ pub const DEFAULT_ACCOUNTS_URL: &str = "http://127.0.0.1:50051";
 /// not `okeyctl token`'s default (so a run on moved ports or in another run directory gets a
 /// token from its own key, not from another run's).
 pub fn support_token_command(demo: &Demo) -> String {
-    let mut command = "cargo run -q -p okeyctl -- token --role support".to_owned();
+    let mut command = format!("{} token --role support", demo.okeyctl);
     let accounts = demo.accounts_url.trim_end_matches('/');
     if accounts != DEFAULT_ACCOUNTS_URL {
         command.push_str(" --accounts ");

@@ -175,6 +175,10 @@ struct DemoArgs {
     /// How the printed hints call grpcurl.
     #[arg(long, default_value = ".tools/venv/bin/grpcurl")]
     grpcurl: String,
+    /// How the printed hints call okeyctl (deploy/demo.sh passes the binary it runs when
+    /// OKEY_SERVICES_BIN names prebuilt ones).
+    #[arg(long, default_value = "cargo run -q -p okeyctl --")]
+    okeyctl: String,
 }
 
 /// A hand number as the tables count them: 1 to 2^31 − 1 (the contract's 32-bit signed number).
@@ -586,6 +590,7 @@ fn demo(args: DemoArgs) -> ExitCode {
         timeout: std::time::Duration::from_secs(args.timeout_secs),
         progress: !args.no_progress,
         grpcurl: args.grpcurl,
+        okeyctl: args.okeyctl,
     };
     let mut out = std::io::stdout();
     let played = runtime().block_on(async {

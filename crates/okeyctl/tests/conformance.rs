@@ -505,6 +505,18 @@ fn a_broken_step_or_a_misspelled_key_is_refused_and_a_comment_ignored() {
             }),
             "expect_end.outcome",
         ),
+        (
+            variant("bad_winner.json", &|v| {
+                v["expect_end"] = serde_json::json!({"winner": 7})
+            }),
+            "expect_end.winner",
+        ),
+        (
+            variant("three_scores.json", &|v| {
+                v["expect_end"] = serde_json::json!({"scores": [1, 2, 3]})
+            }),
+            "expect_end.scores",
+        ),
         // In an expectation every key is a check, so one the runner does not know is refused
         // however far it is from a known one: the file would pass for the wrong reason.
         (

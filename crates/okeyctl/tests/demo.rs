@@ -113,6 +113,7 @@ async fn the_demo_plays_a_match_and_prints_the_stored_totals() {
         timeout: Duration::from_secs(45),
         progress: false,
         grpcurl: "grpcurl".to_owned(),
+        okeyctl: "cargo run -q -p okeyctl --".to_owned(),
     };
     let mut out = Vec::new();
     let report = tokio::time::timeout(Duration::from_secs(55), okeyctl::demo::run(&demo, &mut out))
@@ -285,6 +286,7 @@ fn the_support_token_hint_names_the_runs_accounts_and_key() {
         timeout: Duration::from_secs(1),
         progress: false,
         grpcurl: "grpcurl".to_owned(),
+        okeyctl: "cargo run -q -p okeyctl --".to_owned(),
     };
     let default = okeyctl::demo::default_signing_key().to_str().unwrap();
     assert_eq!(

@@ -21,7 +21,7 @@ use argon2::Argon2;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use okey_platform::Secret;
 use okey_platform::auth::{Claims, Role};
 use okey_platform::settings::Settings;
@@ -391,7 +391,8 @@ impl Accounts {
         if !matched {
             return Err(AccountsError::InvalidClientCredentials);
         }
-        let now = Utc::now();
+        // Whole seconds, as the token's claims are: `expire_time` is its `exp` exactly.
+        let now = Utc::now().trunc_subsecs(0);
         let expires_at = now + self.service_ttl;
         let iat = now.timestamp().max(0) as u64;
         let claims = Claims {
@@ -566,7 +567,7 @@ impl Accounts {
         } else {
             let hash = self.hash_password(password).await?;
             let updated = sqlx::query(
-                "UPDATE accounts SET kind = 'permanent', username = $2, password_hash = $3, updated_at = now() WHERE player_id = $1",
+                "UPDATE accounts SET kind = 'permanent', username = $2, password_hash = $3 WHERE player_id = $1",
             )
             .bind(player_id)
             .bind(&username)
@@ -894,7 +895,8 @@ impl Accounts {
         family: Uuid,
         parent: Option<&[u8]>,
     ) -> Result<Session, AccountsError> {
-        let now = Utc::now();
+        // Whole seconds, as the token's claims are: `expire_time` is its `exp` exactly.
+        let now = Utc::now().trunc_subsecs(0);
         let access_expires_at = now + self.access_ttl;
         let refresh_expires_at = now + self.refresh_ttl;
         let iat = now.timestamp().max(0) as u64;

@@ -50,9 +50,11 @@ async fn the_configured_client_gets_a_matchmaker_token_and_nobody_else_does() {
     assert_eq!(c["roles"], serde_json::json!(["matchmaker"]));
     let lifetime = c["exp"].as_i64().unwrap() - c["iat"].as_i64().unwrap();
     assert_eq!(lifetime, 600);
+    let expire_time = issued.expire_time.unwrap();
     assert_eq!(
-        issued.expire_time.unwrap().seconds,
-        c["exp"].as_i64().unwrap()
+        (expire_time.seconds, expire_time.nanos),
+        (c["exp"].as_i64().unwrap(), 0),
+        "expire_time is the token's exp exactly"
     );
 
     // A wrong credential is UNAUTHENTICATED; a field left out, or text no store holds, is a

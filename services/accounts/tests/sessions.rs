@@ -114,6 +114,12 @@ async fn a_guest_upgrades_and_keeps_the_same_player_id() {
     )
     .unwrap();
     assert_eq!(claims["name"], "Ayşe");
+    let expires = guest_session.access_token_expire_time.unwrap();
+    assert_eq!(
+        (expires.seconds, expires.nanos),
+        (claims["exp"].as_i64().unwrap(), 0),
+        "access_token_expire_time is the token's exp exactly"
+    );
 
     let upgraded = client
         .upgrade_guest(upgrade(
@@ -155,6 +161,22 @@ async fn a_guest_upgrades_and_keeps_the_same_player_id() {
 
     // The profile follows the player; a second upgrade is refused; the username is taken.
     let token = signed_in.session.unwrap().access_token;
+    let after_upgrade = client
+        .get_profile(bearer(
+            pb::GetProfileRequest {
+                name: "players/me".into(),
+            },
+            &token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .profile
+        .unwrap();
+    assert_eq!(
+        after_upgrade.update_time, profile.update_time,
+        "an upgrade changes the account, not the profile"
+    );
     let updated = client
         .update_profile(bearer(
             pb::UpdateProfileRequest {

@@ -471,3 +471,85 @@ async fn players_seated_with_their_names_are_named_from_the_start() {
         "bots have names: {names:?}"
     );
 }
+
+#[tokio::test]
+async fn a_player_who_left_follows_a_table_without_spectators_until_they_take_the_seat_back() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = spawn_app(settings(&infra)).await;
+    let channel = connect(app.port).await;
+    let mut admin = Client::new(channel.clone(), &app.settings, &uuid(), &["admin"]);
+    let mut player = Client::new(channel.clone(), &app.settings, &uuid(), &["player"]);
+    let stranger = Client::new(channel.clone(), &app.settings, &uuid(), &["player"]);
+    // An operator's table: no members, no spectators; the player and three bots, so the match
+    // starts at once.
+    let table = admin
+        .api
+        .create_table(admin.req(pb::CreateTableRequest {
+            request_id: uuid(),
+            rules: Some(rules(1)),
+            seats: vec![pb::SeatAssignment {
+                seat: 0,
+                occupant: Some(pb::seat_assignment::Occupant::Player(player.player())),
+                ..Default::default()
+            }],
+            empty_seat_bots: Some(pb::BotLevel::Easy as i32),
+            origin: pb::TableOrigin::Operator as i32,
+            spectators_allowed: Some(false),
+            ..Default::default()
+        }))
+        .await
+        .expect("created")
+        .into_inner()
+        .table
+        .unwrap()
+        .name;
+    let read = |client: &Client| {
+        let (mut api, request) = (
+            client.api.clone(),
+            client.req(pb::GetTableRequest {
+                name: table.clone(),
+            }),
+        );
+        async move { api.get_table(request).await.map(drop) }
+    };
+    let watch = |client: &Client| {
+        let (mut api, request) = (
+            client.api.clone(),
+            client.req(pb::WatchTableRequest {
+                table: table.clone(),
+                after_version: 0,
+            }),
+        );
+        async move {
+            let mut stream = api.watch_table(request).await?.into_inner();
+            let first = stream.message().await?.expect("a first message");
+            Ok::<_, tonic::Status>(first)
+        }
+    };
+    let err = read(&stranger).await.unwrap_err();
+    assert_eq!(reason(&err), "not_table_member");
+
+    player
+        .api
+        .leave_seat(player.req(pb::LeaveSeatRequest {
+            request_id: uuid(),
+            table: table.clone(),
+        }))
+        .await
+        .expect("left: a bot plays the seat");
+    read(&player)
+        .await
+        .expect("the player who left reads the table");
+    let first = watch(&player)
+        .await
+        .expect("and follows it, as a spectator");
+    let Some(pb::table_update::Kind::Snapshot(view)) = first.update.and_then(|u| u.kind) else {
+        panic!("a snapshot first");
+    };
+    assert_eq!(view.seat, -1, "a spectator's view");
+    assert!(view.rack.is_empty(), "no rack");
+    let err = watch(&stranger).await.unwrap_err();
+    assert_eq!(reason(&err), "not_table_member", "still no one else");
+}

@@ -175,9 +175,22 @@ impl TableApi {
 }
 
 /// A caller with no seat may read the table only if it admits spectators or them as a member,
-/// or if they are support staff (or an admin), who read every table.
+/// if they left a seat a bot now plays for them (theirs to take back: they follow the table as a
+/// spectator meanwhile, LeaveSeat says), or if they are support staff (or an admin), who read
+/// every table.
 fn admit_reader(outcome: &Outcome, caller: &str, staff: bool) -> Result<(), Status> {
-    if outcome.seat.is_none() && !staff && !outcome.summary.admission.may_watch(caller) {
+    let left_a_seat = || {
+        outcome
+            .summary
+            .vacated
+            .iter()
+            .any(|p| p.as_deref() == Some(caller))
+    };
+    if outcome.seat.is_none()
+        && !staff
+        && !outcome.summary.admission.may_watch(caller)
+        && !left_a_seat()
+    {
         return Err(status_of(TableError::NotMember));
     }
     Ok(())
