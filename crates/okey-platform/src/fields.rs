@@ -84,6 +84,22 @@ pub fn shows_nothing(value: &str) -> bool {
     })
 }
 
+/// The id of a resource name (`tables/{uuid}`, `players/{uuid}`, …): a UUID in its string
+/// form, 36 characters of hexadecimal digits and hyphens (RFC 9562; the server writes it in
+/// lower case and, as the RFC says, takes either case). The other spellings the uuid crate also
+/// reads (braces, no hyphens, `urn:uuid:`) name nothing here.
+pub fn name_id(id: &str) -> Option<sqlx::types::Uuid> {
+    let canonical = id.len() == 36
+        && id.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        });
+    if !canonical {
+        return None;
+    }
+    sqlx::types::Uuid::try_parse(id).ok()
+}
+
 /// Longest display name, in characters.
 pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
 
@@ -151,7 +167,7 @@ pub fn request_id(value: &str) -> Result<&str, Status> {
 pub fn player(field: &str, name: &str) -> Result<String, Status> {
     required(field, name)?;
     name.strip_prefix("players/")
-        .and_then(|id| sqlx::types::Uuid::try_parse(id).ok())
+        .and_then(name_id)
         .map(|id| format!("players/{}", id.hyphenated()))
         .ok_or_else(|| {
             status::invalid_argument(
@@ -231,6 +247,24 @@ mod tests {
             "invalid_text"
         );
         assert_eq!(required("name", "players/me").unwrap(), "players/me");
+    }
+
+    #[test]
+    fn a_name_holds_its_id_in_the_uuid_string_form_only() {
+        let id = "5ac7ebd3-0f14-4c55-9a3c-1b2e3d4f5a6b";
+        assert_eq!(name_id(id).unwrap().to_string(), id);
+        assert_eq!(name_id(&id.to_uppercase()).unwrap().to_string(), id);
+        for other in [
+            "{5ac7ebd3-0f14-4c55-9a3c-1b2e3d4f5a6b}",
+            "5ac7ebd30f144c559a3c1b2e3d4f5a6b",
+            "urn:uuid:5ac7ebd3-0f14-4c55-9a3c-1b2e3d4f5a6b",
+            "5ac7ebd3-0f14-4c55-9a3c-1b2e3d4f5a6",
+            "5ac7ebd3-0f14-4c55-9a3c-1b2e3d4f5a6bb",
+            "5ac7ebd3+0f14-4c55-9a3c-1b2e3d4f5a6b",
+            "",
+        ] {
+            assert_eq!(name_id(other), None, "{other}");
+        }
     }
 
     #[test]

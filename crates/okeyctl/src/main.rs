@@ -58,7 +58,8 @@ enum Top {
     Demo(DemoArgs),
     /// Write a hand's events, fetched from the table service (`GetHandHistory`, with a token), as
     /// a file `okeyctl replay` reads (one JSON event per line). A hand still in play (support
-    /// tokens) is written up to its latest event, without `hand_ended`.
+    /// tokens) is written up to its latest event, without `hand_ended`. Exits 2 when the hand
+    /// cannot be fetched (not found, not allowed, the service not answering).
     ExportHand(ExportHandArgs),
     /// Check a hand alone (a player's token, once it has ended): the revealed seed against the
     /// commitment, the deal dealt again, every event re-folded through the rules, every penalty
@@ -633,8 +634,9 @@ fn export_hand(args: &ExportHandArgs) -> ExitCode {
     let (in_play, deals) = match read {
         Ok(read) => read,
         Err(e) => {
+            // Not fetched or not readable: exit 2, as `replay` and `verify` say it.
             eprintln!("okeyctl export-hand: {e:#}");
-            return ExitCode::from(1);
+            return ExitCode::from(2);
         }
     };
     let count = deals.all().count();

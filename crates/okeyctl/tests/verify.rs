@@ -386,7 +386,7 @@ async fn a_hand_in_play_is_told_and_exported_to_support_up_to_its_latest_event_n
         let mut args = args;
         args.extend(["--table-url", url.as_str()]);
         let (code, stdout, stderr) = okeyctl(&support.token, &args).await;
-        assert_eq!(code, 1, "{stdout}{stderr}");
+        assert_eq!(code, 2, "nothing to tell: {stdout}{stderr}");
         assert!(
             stderr.contains(&format!("{table} hand 2 was never dealt")),
             "{stderr}"

@@ -141,7 +141,7 @@ fn player_name(
     if id == "me" {
         return me;
     }
-    Uuid::parse_str(id).map_err(|_| bad())
+    okey_platform::fields::name_id(id).ok_or_else(bad)
 }
 
 fn timestamp(t: DateTime<Utc>) -> prost_types::Timestamp {

@@ -157,7 +157,7 @@ fn preset_text(rules: Option<&pb::RuleSet>) -> &str {
 fn resource_id(name: &str, collection: &str, field: &str) -> Result<Uuid, Status> {
     name.strip_prefix(collection)
         .and_then(|rest| rest.strip_prefix('/'))
-        .and_then(|id| Uuid::parse_str(id).ok())
+        .and_then(fields::name_id)
         .ok_or_else(|| {
             invalid(
                 field,

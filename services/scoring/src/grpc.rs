@@ -192,9 +192,9 @@ fn player_name(
         // A token whose subject is no player (a staff or service identity) has no `me`.
         "me" => Ok(Some(format!("players/{}", caller.account()?.hyphenated()))),
         "-" if everyone => Ok(None),
-        id => Uuid::try_parse(id)
+        id => fields::name_id(id)
             .map(|id| Some(format!("players/{}", id.hyphenated())))
-            .map_err(|_| bad()),
+            .ok_or_else(bad),
     }
 }
 
@@ -246,7 +246,7 @@ fn bad_token() -> Status {
 fn match_id(field: &str, name: &str) -> Result<Uuid, Status> {
     fields::required(field, name)?;
     name.strip_prefix("matches/")
-        .and_then(|id| Uuid::parse_str(id).ok())
+        .and_then(fields::name_id)
         .ok_or_else(|| {
             status::invalid_argument(
                 Reason::InvalidName,

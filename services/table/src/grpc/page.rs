@@ -203,11 +203,13 @@ fn hand_path(rest: &str) -> Option<(String, &str)> {
 }
 
 /// A hand number written in a path: what GetHandHistory's `hand_number` accepts (1 or more,
-/// within its 32 bits), refused with its reason otherwise.
+/// within its 32 bits) in plain digits (no sign, no leading zero: one path a hand), refused
+/// with its reason otherwise.
 fn hand_text(text: &str) -> Result<u32, Status> {
-    match text.parse::<i32>() {
-        Ok(n) => hand_number_arg(n),
-        Err(_) => Err(status::invalid_argument(
+    let plain = text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
+    match text.parse::<i32>().ok().filter(|_| plain || text == "0") {
+        Some(n) => hand_number_arg(n),
+        None => Err(status::invalid_argument(
             Reason::InvalidHandNumber,
             "hand_number",
             format!("hands are numbered from 1 (a 32-bit number), not `{text}`"),
@@ -274,7 +276,8 @@ mod tests {
             assert_eq!(hand_path(bad), None, "{bad}");
         }
         assert_eq!(hand_text("2").unwrap(), 2);
-        for bad in ["0", "-1", "99999999999999", "x", ""] {
+        assert_eq!(hand_text("10").unwrap(), 10);
+        for bad in ["0", "-1", "99999999999999", "x", "", "+1", "01", " 1"] {
             assert_eq!(
                 hand_text(bad).unwrap_err().code(),
                 tonic::Code::InvalidArgument,

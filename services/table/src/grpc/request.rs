@@ -72,7 +72,7 @@ pub(super) fn client_seed_arg(text: &str) -> Result<crate::domain::Seed, Status>
 pub(super) fn table_id(name: &str, field: &str) -> Result<Uuid, Status> {
     fields::required(field, name)?;
     name.strip_prefix("tables/")
-        .and_then(|id| Uuid::parse_str(id).ok())
+        .and_then(fields::name_id)
         .ok_or_else(|| {
             status::invalid_argument(
                 Reason::InvalidTable,
