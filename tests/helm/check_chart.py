@@ -5,8 +5,8 @@ Through the Helm SDK (PyPI helm-python-sdk, no helm binary, no cluster): lint --
 with the defaults and with helm/values-production.yaml; every rendered manifest through
 `kubernetes-validate --strict` for the oldest Kubernetes the chart supports and a current one;
 then assertions over the rendered objects (probes, PDBs, NetworkPolicies, security contexts,
-secrets, migrations, settings drift against the Rust sources, the operator's extraEnv and extra
-volumes) and over the schema (bad values are refused). Each assertion is also run against a
+labels, secrets, migrations, settings drift against the Rust sources, the operator's extraEnv and
+extra volumes) and over the schema (bad values are refused). Each assertion is also run against a
 deliberately broken rendering and must fail there, so none of them can pass by accident. The
 last line is "chart: N passed, M failed".
 """
@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,8 +48,14 @@ CUSTOM_KINDS = {"ServiceMonitor", "PodMonitor"}
 MONITORING_API = "monitoring.coreos.com/v1"
 # Settings the chart sets itself rather than from config.<section>.<key>, and where from.
 CHART_MANAGED = {"server.port": "services.<name>.port"}
-# A password in a URL, or a private key (a CA certificate, as tokens.keys_ca_pem, is public).
-CREDENTIAL = re.compile(r"://[^/\s:@]+:[^/\s@]+@|-----BEGIN [A-Z ]*PRIVATE KEY-----")
+# Settings the chart sets or checks itself (ports, probes, grace, OTLP egress follow them): refused
+# in extraEnv and under secrets, which would slip past it.
+CHART_GUARDED = ["server.port", "server.grace_period_ms", "server.startup_timeout_ms", "telemetry.otlp_endpoint"]
+# A password in a URL (an empty user too: redis://:password@), a NATS token in one, or a private
+# key (a CA certificate, as tokens.keys_ca_pem, is public).
+CREDENTIAL = re.compile(r"://[^/\s:@]*:[^/\s@]+@|(?:nats|tls)://[^/\s:@]+@|-----BEGIN [A-Z ]*PRIVATE KEY-----")
+# A label value: at most 63 characters, alphanumeric at both ends, [-_.] between.
+LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 
 
 # extraEnv, extraVolumes and extraVolumeMounts, global and per service: a private CA from a Secret
@@ -95,11 +102,12 @@ def load_values(path: Path) -> dict:
     return helm.values_from_yaml(path.read_text())
 
 
-def render_manifests(values: dict | None = None, api_versions: list[str] | None = None) -> dict[str, str]:
+def render_manifests(values: dict | None = None, api_versions: list[str] | None = None,
+                     chart_dir: Path = CHART) -> dict[str, str]:
     """Template path -> rendered text. `api_versions`: what the cluster serves beyond the built-in
     APIs (`helm template --api-versions`), which the SDK's Chart.render does not take but its
-    native render does."""
-    with helm.Chart.load(CHART) as chart:
+    native render does. `chart_dir`: another copy of the chart."""
+    with helm.Chart.load(chart_dir) as chart:
         chart.validate_schema(values)
         if not api_versions:
             return chart.render(values, name=RELEASE, namespace=NAMESPACE, is_install=True)
@@ -108,9 +116,10 @@ def render_manifests(values: dict | None = None, api_versions: list[str] | None 
         return json.loads(helm._native.call_string("helm_render", chart._raw(), values_json, json.dumps(opts)))
 
 
-def render(values: dict | None = None, api_versions: list[str] | None = None) -> list[dict]:
+def render(values: dict | None = None, api_versions: list[str] | None = None,
+           chart_dir: Path = CHART) -> list[dict]:
     """The chart's objects (NOTES.txt left out), each with its template under `_template`."""
-    manifests = render_manifests(values, api_versions)
+    manifests = render_manifests(values, api_versions, chart_dir)
     objects = []
     for template, text in sorted(manifests.items()):
         if template.endswith("NOTES.txt"):
@@ -480,6 +489,14 @@ def check_secrets(objects, values):
         expect(not CREDENTIAL.search(text), f"{o['kind']} {o['metadata']['name']}: a credential is inlined")
 
 
+def helper_yaml(name: str):
+    """The YAML a define of templates/_helpers.tpl holds (one without template actions)."""
+    text = (CHART / "templates" / "_helpers.tpl").read_text()
+    found = re.search(r'\{\{- define "' + re.escape(name) + r'" -\}\}\n(.*?)\n\{\{- end -\}\}', text, re.S)
+    expect(found is not None, f"templates/_helpers.tpl: define {name} not found")
+    return yaml.safe_load(found.group(1))
+
+
 def check_settings_coverage(objects, values):
     """Every OKEY_ setting the Rust sources read has a value path in the chart, and the chart sets
     no setting the services do not know (they refuse to start on an unknown one)."""
@@ -507,6 +524,11 @@ def check_settings_coverage(objects, values):
                      for key in spec["properties"]}
     need(secret_schema == known, "values.schema.json's secrets list is not the services' settings: "
          f"missing {sorted(known - secret_schema)}, unknown {sorted(secret_schema - known)}")
+    # The list the chart checks an extraEnv OKEY_<SECTION>__<KEY> against.
+    names = helper_yaml("okey.settingNames")
+    listed = {f"{section}.{key}" for section, keys in names.items() for key in keys}
+    need(listed == known, "templates/_helpers.tpl okey.settingNames is not the services' settings: "
+         f"missing {sorted(known - listed)}, unknown {sorted(listed - known)}")
     for setting in sorted(known):
         section, key = setting.split(".", 1)
         if setting in secret:
@@ -573,14 +595,41 @@ def check_monitors(objects, values):
             expect(selects(mon["spec"]["selector"], svc["metadata"]["labels"]),
                    "the ServiceMonitor does not select the collector's Service")
     for name in SERVICES:
-        expect(config_data(objects, name)["OKEY_TELEMETRY__OTLP_ENDPOINT"]
-               in (f"http://{RELEASE}-otel-collector:4317", values["config"]["telemetry"]["otlp_endpoint"]),
-               f"{name}: not pointed at the collector")
+        endpoint = otlp_endpoint_set(values, name) or f"http://{RELEASE}-otel-collector:4317"
+        expect(config_data(objects, name)["OKEY_TELEMETRY__OTLP_ENDPOINT"] == endpoint,
+               f"{name}: not pointed at the collector or at its own endpoint {endpoint}")
+
+
+def otlp_endpoint_set(values: dict, service: str) -> str:
+    """A service's OTLP endpoint as the values set it: services.<name>.config over config."""
+    own = (values["services"][service].get("config") or {}).get("telemetry") or {}
+    if "otlp_endpoint" in own:
+        return own["otlp_endpoint"] or ""
+    return values["config"]["telemetry"].get("otlp_endpoint") or ""
+
+
+def check_labels(objects, values):
+    """Every label value is one the API server takes (image.tag may be up to 128 characters), and
+    no pod template carries a label that changes with the chart's own release (helm.sh/chart):
+    a chart release alone would then roll every pod."""
+    for o in objects:
+        name = f"{o['kind']} {o['metadata']['name']}"
+        template = (o.get("spec") or {}).get("template")
+        sets = [(name, o["metadata"].get("labels") or {})]
+        if template:
+            sets.append((f"{name} pod template", template["metadata"].get("labels") or {}))
+            expect("helm.sh/chart" not in template["metadata"].get("labels", {}),
+                   f"{name}: helm.sh/chart in the pod template rolls every pod on a chart release")
+        for where, labels in sets:
+            for key, value in labels.items():
+                expect(isinstance(value, str) and LABEL_VALUE.fullmatch(value) is not None,
+                       f"{where}: label {key}={value!r} is no label value (at most 63 characters, "
+                       f"alphanumeric at both ends)")
 
 
 RENDER_CHECKS = [check_probes, check_disruption_budgets, check_network_policies, check_security,
-                 check_rollout, check_migrations_are_not_hooks, check_helm_test, check_services,
-                 check_secrets, check_settings_coverage, check_monitors]
+                 check_labels, check_rollout, check_migrations_are_not_hooks, check_helm_test,
+                 check_services, check_secrets, check_settings_coverage, check_monitors]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -659,6 +708,18 @@ def _stale_setting(objects):
     config_data(objects, "table")["OKEY_LIVE__BOT_PACE"] = "10"
 
 
+def _chart_label_on_pods(objects):
+    first_service(objects)["spec"]["template"]["metadata"]["labels"]["helm.sh/chart"] = "okey-0.3.6"
+
+
+def _long_version_label(objects):
+    first_service(objects)["metadata"]["labels"]["app.kubernetes.io/version"] = "3f2a9c1" * 10
+
+
+def _nats_token_in_configmap(objects):
+    config_data(objects, "table")["OKEY_NATS__URL"] = "nats://s3cr3t@nats:4222"
+
+
 BREAKAGES = [
     (_drop_readiness, check_probes), (_probe_on_wrong_port, check_probes), (_grpc_liveness, check_probes),
     (_drop_pdb, check_disruption_budgets), (_drop_network_policy, check_network_policies),
@@ -666,6 +727,8 @@ BREAKAGES = [
     (_inline_secret, check_secrets), (_secret_in_configmap, check_secrets), (_unreferenced_secret, check_secrets),
     (_short_grace, check_rollout), (_migration_hook, check_migrations_are_not_hooks),
     (_untested_service, check_helm_test), (_stale_setting, check_settings_coverage),
+    (_chart_label_on_pods, check_labels), (_long_version_label, check_labels),
+    (_nats_token_in_configmap, check_secrets),
 ]
 
 
@@ -691,6 +754,22 @@ BAD_VALUES = {
     "a websocket NATS URL": {"config": {"nats": {"url": "ws://nats:8080"}}},
     "a secure websocket NATS URL": {"services": {"table": {"config": {"nats": {"url": "wss://nats:443"}}}}},
     "a list of NATS URLs": {"config": {"nats": {"url": "nats://nats-0:4222,nats://nats-1:4222"}}},
+    # Credentials in config.nats.url would stand in a ConfigMap: they go through secrets.nats.url.
+    "a NATS URL with a user and password": {"config": {"nats": {"url": "nats://okey:hunter2@nats:4222"}}},
+    "a NATS URL with a token": {"services": {"table": {"config": {"nats": {"url": "tls://s3cr3t@nats:4222"}}}}},
+    # The services take http(s) URLs only (and refuse another at start, or fail every call).
+    "an OTLP endpoint without a scheme": {"config": {"telemetry": {"otlp_endpoint": "otel.observability.svc:4317"}}},
+    "an OTLP endpoint of another scheme": {"services": {"table": {"config": {"telemetry": {"otlp_endpoint": "grpc://otel:4317"}}}}},
+    "an OTLP endpoint without a host": {"config": {"telemetry": {"otlp_endpoint": "http://:4317"}}},
+    "a keys URL without a scheme": {"config": {"tokens": {"keys_url": "okey-accounts:50051"}}},
+    "an empty table URL": {"services": {"matchmaking": {"config": {"matchmaking": {"table_url": ""}}}}},
+    "a table URL without a scheme": {"config": {"matchmaking": {"table_url": "okey-table:50053"}}},
+    "a scoring URL of another scheme": {"config": {"matchmaking": {"scoring_url": "grpc://okey-scoring:50054"}}},
+    "an accounts URL without a scheme": {"config": {"service_client": {"accounts_url": "okey-accounts:50051"}}},
+    # image.tag: a Docker tag, or the number --set makes of an all-digit one.
+    "an image tag that is no Docker tag": {"image": {"tag": "feature/x"}},
+    "an image tag longer than Docker's 128 characters": {"image": {"tag": "a" * 129}},
+    "a negative image tag": {"image": {"tag": -1}},
     # The services parse server.host as an IP address.
     "a host name to listen on": {"config": {"server": {"host": "localhost"}}},
     "a listen address with a port": {"config": {"server": {"host": "0.0.0.0:50051"}}},
@@ -728,6 +807,15 @@ BAD_VALUES = {
 GOOD_VALUES = {
     "a tls:// NATS URL": {"config": {"nats": {"url": "tls://nats.nats.svc:4222"}}},
     "a NATS URL naming the release": {"config": {"nats": {"url": 'nats://{{ include "okey.fullname" . }}-nats:4222'}}},
+    "an https OTLP endpoint, a service's own": {"config": {"telemetry": {"otlp_endpoint": "https://otel.example.com"}},
+                                                "services": {"table": {"config": {"telemetry": {"otlp_endpoint": "http://[fd00::1]:4317"}}}}},
+    "empty keys, scoring and accounts URLs": {"config": {"tokens": {"keys_url": ""},
+                                                         "matchmaking": {"scoring_url": ""},
+                                                         "service_client": {"accounts_url": ""}}},
+    "URLs naming the release": {"config": {"matchmaking": {"table_url": 'https://{{ include "okey.fullname" . }}-table:443'},
+                                           "tokens": {"keys_url": 'https://{{ include "okey.fullname" . }}-keys'}}},
+    "an all-digit image tag as --set gives it": helm.parse_set_string("image.tag=1234567"),
+    "an image tag of 128 characters": {"image": {"tag": "v" + "1" * 127}},
     "an IPv6 listen address": {"config": {"server": {"host": "::"}}},
     "an IPv4 loopback listen address": {"services": {"table": {"config": {"server": {"host": "127.0.0.1"}}}}},
     "a disruption budget of 25%": {"services": {"table": {"podDisruptionBudget": {"maxUnavailable": "25%"}}}},
@@ -798,17 +886,88 @@ def check_template_refusals():
         "a service's extraEnv variable the chart gives it from a Secret": {
             "services": {"accounts": {"extraEnv": [{"name": "OKEY_TOKENS__SIGNING_KEYS_PEM",
                                                     "valueFrom": {"configMapKeyRef": {"name": "keys", "key": "pem"}}}]}}},
+        # Names no service reads: every pod would crash-loop on it.
+        "an extraEnv setting no service reads": {"extraEnv": [{"name": "OKEY_LIVE__BOT_PACE", "value": "10"}]},
+        "a service's extraEnv section no service reads": {
+            "services": {"scoring": {"extraEnv": [{"name": "OKEY_SERVR__HOST", "value": "::"}]}}},
+        "an extraEnv setting with an empty key": {"extraEnv": [{"name": "OKEY_RATING__", "value": "1"}]},
+        # live.gone_ms below live.connected_ms, which the table service refuses at start.
+        "live.gone_ms below live.connected_ms": {"config": {"live": {"gone_ms": 1000, "connected_ms": 2000}}},
+        "one service's live.gone_ms below the common connected_ms": {
+            "services": {"table": {"config": {"live": {"gone_ms": 29999}}}}},
+        # A startup timeout the startup probe does not outlast (2 s x 60 = 120000 ms by default).
+        "a startup timeout as long as the startup probe": {"config": {"server": {"startup_timeout_ms": 120000}}},
+        "one service's startup timeout longer than the startup probe": {
+            "services": {"accounts": {"config": {"server": {"startup_timeout_ms": 300000}}}}},
+        "a startup probe shorter than the timeout": {"probes": {"startup": {"periodSeconds": 2, "failureThreshold": 20}}},
     }
+    settings, secret = rust_settings()
+    # What the chart sets or checks itself, in extraEnv (global, a service's) and under secrets:
+    # each refusal names the value that sets it.
+    says = {}
+    for setting in CHART_GUARDED:
+        section, key = setting.split(".")
+        var = env_name(setting)
+        ref = {"name": "okey-x", "key": "x"}
+        cases = {
+            f"extraEnv {var}": ("accounts", {"extraEnv": [{"name": var, "value": "1"}]}),
+            f"table's extraEnv {var} from a ConfigMap": (
+                "table", {"services": {"table": {"extraEnv": [{"name": var, "valueFrom": {"configMapKeyRef": ref}}]}}}),
+            f"secrets.{setting}": ("accounts", {"secrets": {section: {key: ref}}}),
+            f"services.scoring.secrets.{setting}": ("scoring", {"services": {"scoring": {"secrets": {section: {key: ref}}}}}),
+        }
+        for what, (service, values) in cases.items():
+            refused[what] = values
+            says[what] = f"services.{service}.port" if setting == "server.port" else f"config.{setting}"
+    # A credential as an extraEnv value, on every service (where the chart gives it from no Secret too).
+    credentials = sorted(secret | {"nats.url"})
+    for setting in credentials:
+        for name in SERVICES:
+            refused[f"services.{name}.extraEnv {env_name(setting)} as a literal value"] = {
+                "services": {name: {"extraEnv": [{"name": env_name(setting), "value": "x"}]}}}
+    refused["a global extraEnv NATS URL as a literal value"] = {
+        "extraEnv": [{"name": "OKEY_NATS__URL", "value": "nats://nats:4222"}]}
     for what, values in refused.items():
         try:
             render(values)
-        except helm.HelmError:
+        except helm.HelmError as e:
+            expect(what not in says or says[what] in str(e), f"the refusal of {what} does not name {says.get(what)}: {e}")
             continue
         raise CheckFailed(f"the chart renders {what}")
     # Each refusal above is the value's fault: its nearest good neighbour renders.
     render({"extraVolumeMounts": [{"name": "ca", "mountPath": "/etc/okey/ca"}],
             "extraVolumes": [{"name": "ca", "secret": {"secretName": "okey-ca"}}]})
-    render({"extraEnv": [{"name": "OKEY_TELEMETRY__LOG_FILTER", "value": "debug"}]})
+    render({"extraEnv": [{"name": "OKEY_TELEMETRY__LOG_FILTER", "value": "debug"},
+                         {"name": "OKEY_CONFIG_FILE", "value": "/etc/okey/okey.toml"},
+                         {"name": "OKEY_LIVE", "value": "not a setting: no __"}]})
+    secret_ref = {"secretKeyRef": {"name": "okey-table-nats", "key": "url"}}
+    render({"services": {"table": {"extraEnv": [{"name": "OKEY_NATS__URL", "valueFrom": secret_ref}]},
+                         "accounts": {"extraEnv": [{"name": "OKEY_SERVICE_CLIENT__SECRET", "valueFrom": secret_ref}]}}})
+    render({"config": {"live": {"gone_ms": 2000, "connected_ms": 2000}, "server": {"startup_timeout_ms": 119999}}})
+    # The chart's defaults for a null setting are the services' own (settings.rs).
+    period, threshold = 1, settings["server.startup_timeout_ms"] // 1000
+    null_timeout = {"config": {"server": {"startup_timeout_ms": None}}}
+    for probe_s, renders in ((threshold, False), (threshold + 1, True)):
+        values = {**null_timeout, "probes": {"startup": {"periodSeconds": period, "failureThreshold": probe_s}}}
+        try:
+            render(values)
+            rendered = True
+        except helm.HelmError:
+            rendered = False
+        expect(rendered == renders, f"a null startup timeout (the services' {settings['server.startup_timeout_ms']} ms) "
+               f"and a startup probe of {probe_s} s: {'refused' if renders else 'rendered'}")
+    gone, connected = settings["live.gone_ms"], settings["live.connected_ms"]
+    for live, renders in (({"gone_ms": None, "connected_ms": gone + 1}, False),
+                          ({"gone_ms": None, "connected_ms": gone}, True),
+                          ({"gone_ms": connected - 1, "connected_ms": None}, False),
+                          ({"gone_ms": connected, "connected_ms": None}, True)):
+        try:
+            render({"config": {"live": live}})
+            rendered = True
+        except helm.HelmError:
+            rendered = False
+        expect(rendered == renders, f"live {live} (null: the services' gone_ms {gone}, connected_ms {connected}): "
+               f"{'refused' if renders else 'rendered'}")
 
 
 def check_grace_counts_the_flush():
@@ -845,6 +1004,166 @@ def check_egress_follows_the_endpoints():
         expect(any(r["ports"] == otlp["ports"] and r.get("to", []) == otlp["to"] for r in egress),
                f"{name}: no egress to the explicit OTLP endpoint while the collector is on")
         expect(extra in egress, f"{name}: networkPolicy.extraEgress is not in its policy")
+
+
+def check_egress_follows_each_service_endpoint():
+    """A service's own telemetry.otlp_endpoint (services.<name>.config) is the one it sends to,
+    over the common one and over the chart's collector, and its NetworkPolicy follows it: the
+    egress.otlp rule where its endpoint is set, the collector's rule where it falls back to the
+    collector (its own value empty), neither where it sends nowhere."""
+    def otlp_rule(egress, otlp):
+        return any(r["ports"] == otlp["ports"] and r.get("to", []) == otlp["to"] for r in egress)
+
+    def collector_rule(egress):
+        return any(selects(peer.get("podSelector"), {"app.kubernetes.io/name": "okey", "app.kubernetes.io/instance": RELEASE,
+                                                     "app.kubernetes.io/component": "otel-collector"})
+                   for r in egress for peer in r.get("to", []))
+
+    own = "http://otel.table.svc:4317"
+    common = "https://otel.example.com:4317"
+    collector = f"http://{RELEASE}-otel-collector:4317"
+    cases = [
+        ("the collector on, table's own endpoint", {"metrics": {"collector": {"enabled": True}},
+                                                    "services": {"table": {"config": {"telemetry": {"otlp_endpoint": own}}}}},
+         {"table": own, "accounts": collector, "matchmaking": collector, "scoring": collector}),
+        ("the collector off, table's own endpoint", {"services": {"table": {"config": {"telemetry": {"otlp_endpoint": own}}}}},
+         {"table": own, "accounts": "", "matchmaking": "", "scoring": ""}),
+        ("the collector on, a common endpoint, scoring's empty", {
+            "metrics": {"collector": {"enabled": True}}, "config": {"telemetry": {"otlp_endpoint": common}},
+            "services": {"scoring": {"config": {"telemetry": {"otlp_endpoint": ""}}}}},
+         {"table": common, "accounts": common, "matchmaking": common, "scoring": collector}),
+    ]
+    for what, values, want in cases:
+        objects = render(values)
+        merged = merged_values(values)
+        otlp = merged["networkPolicy"]["egress"]["otlp"]
+        for name in SERVICES:
+            sent = config_data(objects, name)["OKEY_TELEMETRY__OTLP_ENDPOINT"]
+            expect(sent == want[name], f"{what}: {name} sends OTLP to {sent!r}, want {want[name]!r}")
+            egress = named(objects, "NetworkPolicy", f"{RELEASE}-{name}")["spec"]["egress"]
+            explicit = want[name] not in ("", collector)
+            expect(otlp_rule(egress, otlp) == explicit,
+                   f"{what}: {name}'s egress.otlp rule {'missing' if explicit else 'present'} (it sends to {sent!r})")
+            expect(collector_rule(egress) == (want[name] == collector),
+                   f"{what}: {name}'s rule to the collector {'missing' if want[name] == collector else 'present'}")
+        check_network_policies(objects, merged)
+        check_monitors(objects, merged)
+
+
+def check_image_tag_as_a_number():
+    """`--set image.tag=<an all-digit commit>` gives a number: the schema takes it and every use
+    of the tag (images, the version label, NOTES.txt) writes it as the integer it was."""
+    values = helm.parse_set_string("image.tag=1234567")
+    expect(values == {"image": {"tag": 1234567}}, f"--set gives {values}: this check lost its case")
+    objects = render(values)
+    for d in service_deployments(objects):
+        image = container_of(d)["image"]
+        expect(image == f"okey/{component(d)}:1234567", f"{d['metadata']['name']}: image {image}")
+        version = d["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/version"]
+        expect(version == "1234567", f"{d['metadata']['name']}: version label {version}")
+    first = render_manifests(values)["okey/templates/NOTES.txt"].splitlines()[0]
+    expect(first.startswith("okey 1234567 "), f"NOTES.txt names the tag as {first}")
+
+
+def check_version_label_is_bounded():
+    """A Docker tag may have 128 characters, a label value 63 ending in a letter or digit: the
+    version label is the tag cut to fit, the image keeps the whole tag."""
+    tag = "1.2.3-" + "a" * 56 + "-" + "b" * 60  # its 63rd character is "-"
+    objects = render({"image": {"tag": tag}})
+    check_labels(objects, merged_values({"image": {"tag": tag}}))
+    for d in service_deployments(objects):
+        expect(container_of(d)["image"].endswith(f":{tag}"), f"{d['metadata']['name']}: the image lost its tag")
+        for labels in (d["metadata"]["labels"], d["spec"]["template"]["metadata"]["labels"]):
+            expect(labels["app.kubernetes.io/version"] == tag[:62],
+                   f"{d['metadata']['name']}: version label {labels['app.kubernetes.io/version']!r}, want {tag[:62]!r}")
+
+
+def check_pods_roll_with_what_they_run():
+    """A chart release alone (a new Chart.yaml version) leaves every pod template as it was, so
+    no pod rolls; a new image tag rolls the services' pods and not the collector's."""
+    values = {"metrics": {"collector": {"enabled": True}}}
+
+    def templates(objects):
+        return {d["metadata"]["name"]: json.dumps(d["spec"]["template"], sort_keys=True)
+                for d in of_kind(objects, "Deployment")}
+    base = templates(render(values))
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "okey"
+        shutil.copytree(CHART, copy)
+        chart_yaml = copy / "Chart.yaml"
+        chart_yaml.write_text(re.sub(r"^version: .*$", "version: 99.0.0", chart_yaml.read_text(), flags=re.M))
+        bumped_objects = render(values, chart_dir=copy)
+    expect(any(o["metadata"]["labels"].get("helm.sh/chart") == "okey-99.0.0" for o in bumped_objects),
+           "the copy's chart version reached no object: this check lost its case")
+    bumped = templates(bumped_objects)
+    changed = sorted(name for name in base if bumped.get(name) != base[name])
+    expect(not changed, f"a chart version bump alone changes the pod templates of {changed}: every pod rolls")
+    tagged = templates(render({**values, "image": {"tag": "3f2a9c1"}}))
+    for name in base:
+        services = name != f"{RELEASE}-otel-collector"
+        expect((tagged[name] != base[name]) == services,
+               f"a new image tag {'leaves' if services else 'changes'} the pod template of {name}")
+
+
+def database_connections(values: dict) -> tuple[int, int]:
+    """PostgreSQL connections of every pod at the autoscalers' maximum (replicas without one),
+    and with a rolling update's surge on top: each pod's pool (database.max_connections, its
+    merged value), the table's outbox pool (PUBLISHER_CONNECTIONS) and a LISTEN connection per
+    PgListener::connect in the service's sources."""
+    outbox = re.search(r"const PUBLISHER_CONNECTIONS: u32 = (\d+);",
+                       (ROOT / "services" / "table" / "src" / "outbox.rs").read_text())
+    expect(outbox is not None, "services/table/src/outbox.rs: PUBLISHER_CONNECTIONS not found")
+    surge = str(values["updateStrategy"]["maxSurge"])
+    steady = during = 0
+    for name, svc in values["services"].items():
+        listeners = sum(path.read_text().split("#[cfg(test)]")[0].count("PgListener::connect(")
+                        for path in (ROOT / "services" / name / "src").rglob("*.rs"))
+        own = ((svc.get("config") or {}).get("database") or {}).get("max_connections")
+        pool = own if own is not None else values["config"]["database"]["max_connections"]
+        per_pod = pool + listeners + (int(outbox.group(1)) if name == "table" else 0)
+        pods = svc["autoscaling"]["maxReplicas"] if svc["autoscaling"]["enabled"] else svc["replicas"]
+        extra = math.ceil(pods * int(surge[:-1]) / 100) if surge.endswith("%") else int(surge)
+        steady += pods * per_pod
+        during += (pods + extra) * per_pod
+    expect(steady > 0, "no connections counted")
+    return steady, during
+
+
+def check_connection_figures():
+    """The connection sums in docs/operations.md ("Scaling", the defaults) and in
+    helm/values-production.yaml's comment are what the values and the services' sources add
+    up to, and the production surge stays under the max_connections the comment names."""
+    guide = " ".join(GUIDE.read_text().split())
+    steady, during = database_connections(merged_values(None))
+    found = re.search(r"= (\d+), and (\d+) during an upgrade", guide)
+    expect(found is not None, "docs/operations.md: the connection sum was not found")
+    expect((int(found.group(1)), int(found.group(2))) == (steady, during),
+           f"docs/operations.md says {found.group(1)} and {found.group(2)} connections, the defaults make {steady} and {during}")
+    lines = [line.strip().lstrip("#").strip() for line in PRODUCTION.read_text().splitlines() if line.strip().startswith("#")]
+    comment = " ".join(lines)
+    steady, during = database_connections(merged_values(load_values(PRODUCTION)))
+    found = re.search(r"max_connections (\d+)\..*?= (\d+), and a rolling update's surge \(.*?\) makes it (\d+)", comment)
+    expect(found is not None, "helm/values-production.yaml: the connection sum was not found")
+    limit, said_steady, said_during = (int(g) for g in found.groups())
+    expect((said_steady, said_during) == (steady, during),
+           f"helm/values-production.yaml says {said_steady} and {said_during} connections, its values make {steady} and {during}")
+    expect(during < limit, f"helm/values-production.yaml: {during} connections during an upgrade, max_connections {limit}")
+
+
+# Where the deploy command is written out for people to copy.
+TAG_COMMAND_FILES = [ROOT / "README.md", ROOT / "docs" / "operations.md", PRODUCTION, CHART / "values.yaml",
+                     CHART / "templates" / "NOTES.txt"]
+
+
+def check_tag_commands(texts: dict[str, str] | None = None):
+    """The documented commands give image.tag with --set-string: --set makes an all-digit commit
+    a number."""
+    if texts is None:
+        texts = {str(path.relative_to(ROOT)): path.read_text() for path in TAG_COMMAND_FILES}
+    for where, text in texts.items():
+        flat = " ".join(text.replace("\\\n", " ").replace("#", " ").split())
+        expect(not re.search(r"--set[ =]image\.tag=", flat), f"{where} gives image.tag with --set, not --set-string")
+    expect(any("--set-string image.tag=" in text for text in texts.values()), "no --set-string image.tag= found")
 
 
 def check_placement_reaches_every_pod():
@@ -1142,7 +1461,7 @@ GUIDE = ROOT / "docs" / "operations.md"
 HELM_VERBS = {"install", "upgrade", "lint", "test", "rollback", "template", "uninstall", "status",
               "history", "get", "package", "show", "list"}
 HELM_FLAGS = {"--install", "--wait", "--timeout", "-f", "--values", "-n", "--namespace", "--strict",
-              "--atomic", "--rollback-on-failure", "--set"}
+              "--atomic", "--rollback-on-failure", "--set", "--set-string"}
 KUBECTL_VERBS = {"create", "get", "logs", "rollout", "run", "port-forward", "scale", "apply", "exec",
                  "describe", "delete"}
 VALUE_ROOTS = ("config.", "services.", "secrets.", "networkPolicy.", "metrics.", "probes.",
@@ -1349,6 +1668,22 @@ def main() -> int:
     run("preStop 0, per-service drains, monitors without their CRD, NOTES.txt's tag", check_value_switches)
     run("a settings change rolls exactly the pods it concerns", check_checksum_rolls_pods)
     run("egress follows an explicit OTLP endpoint and networkPolicy.extraEgress", check_egress_follows_the_endpoints)
+    run("a service's own OTLP endpoint is the one it sends to, and its egress follows it",
+        check_egress_follows_each_service_endpoint)
+    run("an all-digit image.tag from --set is written as the integer it was", check_image_tag_as_a_number)
+    run("the version label fits in 63 characters, the image keeps the whole tag", check_version_label_is_bounded)
+    run("a chart release alone rolls no pod; a new image tag only the services'", check_pods_roll_with_what_they_run)
+    run("the documented connection sums are what the values and sources make", check_connection_figures)
+    run("the documented commands give image.tag with --set-string", check_tag_commands)
+
+    def tag_commands_must_fail():
+        try:
+            check_tag_commands({"guide": 'helm upgrade okey helm/okey -n okey --set image.tag="$TAG" --wait',
+                                "values": "# --set-string image.tag=<commit>"})
+        except CheckFailed:
+            return
+        raise CheckFailed("check_tag_commands accepts --set image.tag=")
+    run("check_tag_commands catches --set image.tag=", tag_commands_must_fail)
     run("placement values reach every pod (services, collector, helm test)", check_placement_reaches_every_pod)
     run("extraEnv and extra volumes reach their services' pods, per-service ones override by name",
         check_extras_reach_their_containers)
