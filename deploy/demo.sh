@@ -21,6 +21,10 @@ else
   bin="$(cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug/okeyctl"
 fi
+# An --okeyctl of the caller's own wins (clap takes each option once).
+for arg in "$@"; do
+  case "$arg" in --okeyctl | --okeyctl=*) hint=() ;; esac
+done
 # Paths relative to the repository when the run directory is the default, so the printed
 # commands can be pasted as they are. The commands the demo prints at the end (the support token's
 # among them) name this run's ports and run directory where they are not the defaults.

@@ -853,6 +853,23 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
         };
         let verified = verifier().verify(&sign(Some("k1"), &unnamed)).unwrap();
         assert_eq!(Caller::from_claims(&verified).name, None);
+        // A name a display name may not be now is left out: the seat goes nameless.
+        for (name, kept) in [
+            ("\u{200B}", None),
+            ("A\u{202E}", None),
+            ("  ", None),
+            (" Ayşe ", Some("Ayşe")),
+        ] {
+            let named = Claims {
+                name: Some(name.to_owned()),
+                ..unnamed.clone()
+            };
+            assert_eq!(
+                Caller::from_claims(&named).name.as_deref(),
+                kept,
+                "{name:?}"
+            );
+        }
     }
 
     #[test]
@@ -958,7 +975,8 @@ MC4CAQAwBQYDK2VwBCIEIJi6Ge+J9RqoKbFw5stiulvbi2nz13CYgJYadTl1BfmF
         assert_eq!(refused.code(), tonic::Code::Unauthenticated);
         assert!(status::is(&refused, status::Reason::TokenInvalid));
         assert!(refused.message().contains("more than one"), "{refused:?}");
-        // A token as large as the server's header limit lets through: refused as a token.
+        // A token as large as the server's header limit lets through (tests/headers.rs shows it
+        // reaches the service) is refused as any malformed token is: token_invalid.
         let mut huge = http::HeaderMap::new();
         let padded = format!("Bearer {}", "A".repeat(60 * 1024));
         huge.insert(http::header::AUTHORIZATION, padded.parse().unwrap());

@@ -56,33 +56,57 @@ pub fn unfit_to_show(c: char) -> bool {
         )
 }
 
-/// Whether `value` shows nothing when displayed: every character is white space or one that
-/// takes no room (zero-width spaces, joiners and marks, a byte-order mark, a soft hyphen,
-/// variation selectors, the Hangul fillers and the blank Braille pattern that are used as
-/// invisible names). Such a chat message or display name counts as empty.
-pub fn shows_nothing(value: &str) -> bool {
-    value.chars().all(|c| {
-        c.is_whitespace()
-            || matches!(
-                c,
-                '\u{00AD}'
-                    | '\u{034F}'
-                    | '\u{061C}'
-                    | '\u{115F}'
-                    | '\u{1160}'
-                    | '\u{17B4}'
-                    | '\u{17B5}'
-                    | '\u{180E}'
-                    | '\u{200B}'..='\u{200F}'
-                    | '\u{2060}'..='\u{2064}'
-                    | '\u{2800}'
-                    | '\u{3164}'
-                    | '\u{FE00}'..='\u{FE0F}'
-                    | '\u{FEFF}'
-                    | '\u{FFA0}'
-            )
-    })
+/// Whether `c` takes no room when shown: Unicode's default-ignorable code points (zero-width
+/// spaces, joiners and marks, a soft hyphen, the Hangul fillers, variation selectors, tags, a
+/// byte-order mark; DerivedCoreProperties.txt, Unicode 16), and the blank Braille pattern, which
+/// is used as an invisible name too.
+fn takes_no_room(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{2800}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFF8}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
 }
+
+/// Whether `value` shows nothing when displayed: every character is white space or takes no
+/// room (zero-width and blank characters, see `takes_no_room`). Such a chat message or display
+/// name counts as empty.
+pub fn shows_nothing(value: &str) -> bool {
+    value.chars().all(|c| c.is_whitespace() || takes_no_room(c))
+}
+
+/// Text shown to other players (a display name, a chat message) as it is kept: refused when it
+/// holds a character [`unfit_to_show`] anywhere (at either end too: trimming would take a line
+/// break away unseen), then white space at either end removed, and empty when it
+/// [`shows_nothing`]. Lengths are the caller's to check, on what this returns.
+pub fn shown_text(value: &str) -> Result<&str, Unshowable> {
+    if value.chars().any(unfit_to_show) {
+        return Err(Unshowable);
+    }
+    let value = value.trim();
+    Ok(if shows_nothing(value) { "" } else { value })
+}
+
+/// Text [`shown_text`] refuses: it holds a control character, a line or paragraph separator or
+/// a bidirectional override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unshowable;
 
 /// The id of a resource name (`tables/{uuid}`, `players/{uuid}`, …): a UUID in its string
 /// form, 36 characters of hexadecimal digits and hyphens (RFC 9562; the server writes it in
@@ -104,26 +128,18 @@ pub fn name_id(id: &str) -> Option<sqlx::types::Uuid> {
 pub const MAX_DISPLAY_NAME_CHARS: usize = 24;
 
 /// A display name as every service keeps it (accounts' profiles, the names a table's creator
-/// gives its seats): spaces at either end removed, at most [`MAX_DISPLAY_NAME_CHARS`]
-/// characters, none [`unfit_to_show`]; one that [`shows_nothing`] is empty. Whether it may be
-/// empty is the caller's to say. `Err`
+/// gives its seats): [`shown_text`] (one that shows nothing is empty), then at most
+/// [`MAX_DISPLAY_NAME_CHARS`] characters. Whether it may be empty is the caller's to say. `Err`
 /// says what is wrong, for an `invalid_display_name` refusal.
 pub fn display_name(value: &str) -> Result<&str, String> {
-    // Checked before trimming, which would take a line break at either end away.
-    if value.chars().any(unfit_to_show) {
-        return Err(
-            "a display name holds no control characters or bidirectional overrides".to_owned(),
-        );
-    }
-    let value = value.trim();
+    let value = shown_text(value).map_err(|Unshowable| {
+        "a display name holds no control characters, line breaks or bidirectional overrides"
+            .to_owned()
+    })?;
     if value.chars().count() > MAX_DISPLAY_NAME_CHARS {
         return Err(format!(
             "a display name is at most {MAX_DISPLAY_NAME_CHARS} characters"
         ));
-    }
-    if shows_nothing(value) {
-        // Zero-width and blank characters alone are no name: empty, like spaces alone.
-        return Ok("");
     }
     Ok(value)
 }
@@ -211,6 +227,18 @@ mod tests {
             "empty is the caller's to refuse"
         );
         assert_eq!(display_name("Ayşe\u{200B}"), Ok("Ayşe\u{200B}"));
+        // Tags, variation selectors of the supplement, Mongolian selectors: no room either.
+        for blank in [
+            "\u{E0020}",
+            "\u{E0100}\u{E0101}",
+            "\u{180B}",
+            "\u{1D173}",
+            "\u{FFF0}",
+        ] {
+            assert_eq!(display_name(blank), Ok(""), "{blank:?}");
+        }
+        // Emptiness before length: 30 zero-width spaces are no name, not a long one.
+        assert_eq!(display_name(&"\u{200B}".repeat(30)), Ok(""));
         // A line break is refused at either end too, not trimmed away.
         for broken in ["Ayşe\n", "\r\nAyşe", "\u{2028}Ayşe", "\tAyşe"] {
             assert!(display_name(broken).is_err(), "{broken:?}");

@@ -42,8 +42,9 @@ use crate::telemetry::GrpcServerLayer;
 /// 16 KiB; a larger header block never reaches the service, and h2 answers it with HTTP 431,
 /// which gRPC clients report as UNKNOWN. Up to this limit an oversized token or field reaches the
 /// service and gets its own precise refusal (`token_invalid` for an `authorization` header no
-/// token could fill); the same bound as a request's message (64 KiB).
-pub const MAX_HEADER_LIST_BYTES: u32 = 64 * 1024;
+/// token could fill); the same bound as a request's message (64 KiB). A proxy in front of the
+/// services may have a lower one of its own.
+pub const MAX_HEADER_LIST_BYTES: u32 = crate::decode::MAX_REQUEST_BYTES as u32;
 
 /// Why the server could not start or failed while running.
 #[derive(Debug, thiserror::Error)]

@@ -631,16 +631,42 @@ fn differs(engine: &Event, published: &Event) -> Option<String> {
                 published.seat()
             ))
         }
-        _ if engine != published => {
-            let json = |e: &Event| serde_json::to_string(e).unwrap_or_else(|_| format!("{e:?}"));
-            Some(format!(
-                "the table published {}, the engine gives {}",
-                json(published),
-                json(engine)
-            ))
-        }
+        _ if engine != published => Some(format!(
+            "{}{}: {}",
+            engine.name(),
+            engine
+                .seat()
+                .map(|seat| format!(" of seat {seat}"))
+                .unwrap_or_default(),
+            fields_that_differ(published, engine)
+        )),
         _ => None,
     }
+}
+
+/// The fields in which a published event differs from the engine's, each as `field: published
+/// X, the engine gives Y` (the events as JSON, as they are stored and exported).
+fn fields_that_differ(published: &Event, engine: &Event) -> String {
+    let object = |e: &Event| match serde_json::to_value(e) {
+        Ok(serde_json::Value::Object(fields)) => fields,
+        _ => serde_json::Map::new(),
+    };
+    let (published, engine) = (object(published), object(engine));
+    let mut names: Vec<&String> = published.keys().chain(engine.keys()).collect();
+    names.sort();
+    names.dedup();
+    let absent = serde_json::Value::Null;
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let (p, e) = (
+                published.get(name).unwrap_or(&absent),
+                engine.get(name).unwrap_or(&absent),
+            );
+            (p != e).then(|| format!("{name}: published {p}, the engine gives {e}"))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The end's own numbers against the re-folded hand: an empty pile, each seat's score, the
@@ -920,7 +946,15 @@ mod tests {
         }
         let caught = verify_events(&flipped);
         assert_eq!(caught.at, Some(at as u64 + 1), "{caught:?}");
-        assert!(caught.problem.unwrap().contains("playable"));
+        let said = caught.problem.unwrap();
+        assert!(
+            said.contains("playable: published"),
+            "names the field: {said}"
+        );
+        assert!(
+            !said.contains("tile:"),
+            "and only the field that differs: {said}"
+        );
         let (at, _) = events
             .iter()
             .enumerate()
@@ -932,6 +966,7 @@ mod tests {
         }
         let caught = verify_events(&worth);
         assert_eq!(caught.at, Some(at as u64 + 1), "{caught:?}");
+        assert!(caught.problem.unwrap().contains("amount: published"));
 
         // Not a hand.
         assert!(verify_events(&events[1..]).problem.is_some());

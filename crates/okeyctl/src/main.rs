@@ -47,9 +47,10 @@ enum Top {
     /// Tell a hand step by step: every event, and exactly why each penalty and score was written.
     /// From a file, or a hand fetched from the table service (`tables/{id} --hand N`, a token);
     /// a hand still in play (support tokens) is told up to its latest event, marked in play.
-    /// Exits 1 when the hand is not what the rules give (told up to the difference), 2 when it
-    /// cannot be read (a missing or broken file; a hand not fetched: not found, not allowed, the
-    /// service not answering).
+    /// Exits 1 when the hand is not what the rules give (a file is told up to the difference; a
+    /// fetched hand whose deal or seeds do not hold together is not told), 2 when it cannot be
+    /// read (a missing or broken file; a hand not fetched: not found, not allowed, the service
+    /// not answering).
     Replay(ReplayArgs),
     /// Play a match on the running platform (`make run`) and tell it hand by hand: signs a
     /// guest in, who finds a table with bots through matchmaking (--matchmaking, as `make run`

@@ -616,7 +616,9 @@ impl Accounts {
         address: &str,
     ) -> Result<(Account, Session), AccountsError> {
         let device_id = checked_device_id(device_id, false)?;
-        let username = username.trim().to_lowercase();
+        // As usernames are stored (`normalize_username`): only ASCII is lower-cased, so a name
+        // with a letter Unicode lower-cases into ASCII (U+212A into `k`) names no account.
+        let username = username.trim().to_ascii_lowercase();
         if username.is_empty() || username.len() > 64 || password.expose().len() > 256 {
             return Err(AccountsError::InvalidCredentials);
         }
@@ -974,9 +976,11 @@ fn token_hash(token: &str) -> Vec<u8> {
     Sha256::digest(token.as_bytes()).to_vec()
 }
 
-/// Usernames are compared lower-case: 3–32 of letters, digits, `_` and `-`.
+/// Usernames are compared lower-case: 3–32 of ASCII letters, digits, `_` and `-`. Checked as
+/// given (after trimming), before lower-casing: Unicode lower-casing turns some letters that are
+/// not ASCII into ASCII ones (U+212A KELVIN SIGN into `k`).
 fn normalize_username(username: &str) -> Result<String, AccountsError> {
-    let username = username.trim().to_lowercase();
+    let username = username.trim().to_ascii_lowercase();
     let ok = (3..=32).contains(&username.len())
         && username
             .chars()
@@ -1101,6 +1105,11 @@ mod tests {
         assert_eq!(normalize_username(" Ayse_K ").unwrap(), "ayse_k");
         assert!(normalize_username("ab").is_err());
         assert!(normalize_username("a b c").is_err());
+        assert!(
+            normalize_username("Ayse_\u{212A}").is_err(),
+            "the Kelvin sign is no ASCII k, though Unicode lower-cases it into one"
+        );
+        assert!(normalize_username("ayşe_k").is_err());
     }
 
     #[test]

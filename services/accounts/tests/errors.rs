@@ -689,3 +689,60 @@ async fn a_display_name_with_a_control_character_or_a_direction_override_is_refu
     assert!(arabic.into_inner().created);
     app.stop().await;
 }
+
+/// Names stored before zero-width and blank characters alone counted as empty are mended by
+/// migration 0004 into the name the server picks for a guest; a name that shows anything is kept.
+#[tokio::test]
+async fn names_stored_before_that_show_nothing_are_given_a_guest_name() {
+    let Some(infra) = TestInfra::from_env() else {
+        return;
+    };
+    let app = TestApp::start(&infra, &[]).await;
+    let pool = app.pool().await;
+    let blank = [
+        "\u{3164}",
+        " \u{200B}\u{200D} ",
+        "\u{2800}",
+        "\u{E0020}\u{FE0F}",
+        "\u{00A0}\u{3000}",
+    ];
+    let shown = ["Ayşe", "\u{200B}a", "لاعب\u{200F}"];
+    let mut ids = Vec::new();
+    for name in blank.iter().chain(&shown) {
+        let id = sqlx::types::Uuid::new_v4();
+        sqlx::query(
+            "INSERT INTO accounts (player_id, kind, display_name) VALUES ($1, 'guest', $2)",
+        )
+        .bind(id)
+        .bind(name)
+        .execute(&pool)
+        .await
+        .unwrap();
+        ids.push((id, *name));
+    }
+    // The migration's own text, run again as it ran at start (it changes only such names).
+    sqlx::raw_sql(include_str!(
+        "../../../migrations/accounts/0004_names_that_show_nothing.sql"
+    ))
+    .execute(&pool)
+    .await
+    .unwrap();
+    for (id, name) in ids {
+        let now: String =
+            sqlx::query_scalar("SELECT display_name FROM accounts WHERE player_id = $1")
+                .bind(id)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        if okey_platform::fields::shows_nothing(name) {
+            assert_eq!(
+                now,
+                format!("Guest-{}", &id.simple().to_string()[..6]),
+                "{name:?}"
+            );
+        } else {
+            assert_eq!(now, name, "kept");
+        }
+    }
+    app.stop().await;
+}

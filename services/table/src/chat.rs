@@ -128,17 +128,14 @@ pub type SeatNow = Arc<
         + Sync,
 >;
 
-/// The text as it is sent: trimmed, 1 to `max` characters, none of them one that would change
-/// how the other players' screens show it ([`okey_platform::fields::unfit_to_show`]).
+/// The text as it is sent ([`okey_platform::fields::shown_text`]): none of its characters one
+/// that would change how the other players' screens show it, at either end included; trimmed;
+/// empty when it shows nothing (only zero-width or blank characters); then 1 to `max`
+/// characters.
 pub fn check_text(text: &str, max: u64) -> Result<String, ChatError> {
-    // Checked before trimming: `trim` would take a line break or a separator at either end
-    // away, and the contract refuses them wherever they are.
-    if text.chars().any(okey_platform::fields::unfit_to_show) {
-        return Err(ChatError::Unshowable);
-    }
-    let text = text.trim();
+    let text = okey_platform::fields::shown_text(text).map_err(|_| ChatError::Unshowable)?;
     let chars = text.chars().count();
-    if okey_platform::fields::shows_nothing(text) {
+    if chars == 0 {
         return Err(ChatError::Empty { max });
     }
     if chars as u64 > max {

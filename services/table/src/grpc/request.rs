@@ -31,8 +31,8 @@ pub(super) fn caller_is_staff<T>(request: &Request<T>) -> bool {
         .is_some_and(|c| c.has_role(Role::Support))
 }
 
-/// The display name the caller's token carries, shown to the other players as is (accounts
-/// checked it, 1-24 characters, when it signed the token).
+/// The display name the caller's token carries, as the authentication layer kept it
+/// (`Caller::name`: trimmed, and left out when it is no display name by today's check).
 pub(super) fn caller_name<T>(request: &Request<T>) -> Option<String> {
     request
         .extensions()
