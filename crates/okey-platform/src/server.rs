@@ -226,6 +226,14 @@ impl ServiceHost {
             .accept_http1(accept_http1)
             .max_concurrent_streams(self.settings.max_concurrent_streams)
             .http2_max_header_list_size(MAX_HEADER_LIST_BYTES)
+            // A client gone without closing (a phone off the network) is found by PINGs it does
+            // not answer, so its streams and their per-caller slots are freed.
+            .http2_keepalive_interval(Some(Duration::from_millis(
+                self.settings.keepalive_interval_ms,
+            )))
+            .http2_keepalive_timeout(Some(Duration::from_millis(
+                self.settings.keepalive_timeout_ms,
+            )))
             .layer(layers)
             .add_routes(self.routes.routes())
             .serve_with_incoming_shutdown(

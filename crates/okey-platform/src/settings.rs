@@ -132,6 +132,13 @@ pub struct ServerSettings {
     pub startup_timeout_ms: u64,
     /// How often dependencies are probed for the health status.
     pub probe_interval_ms: u64,
+    /// How long a connection may be quiet before the server sends an HTTP/2 PING to see that the
+    /// client is still there.
+    pub keepalive_interval_ms: u64,
+    /// How long the server waits for that PING's answer before it closes the connection: a
+    /// phone that lost its network without closing frees its streams (and shows as away) after
+    /// `keepalive_interval_ms` + this, not after the kernel's TCP timeout (about 15 minutes).
+    pub keepalive_timeout_ms: u64,
 }
 
 /// The largest `server.max_concurrent_streams` accepted. h2 closes a connection (GOAWAY
@@ -545,6 +552,15 @@ impl Settings {
         if self.server.probe_interval_ms == 0 {
             return Err(invalid("server.probe_interval_ms", "must be at least 1"));
         }
+        if self.server.keepalive_interval_ms == 0 {
+            return Err(invalid(
+                "server.keepalive_interval_ms",
+                "must be at least 1",
+            ));
+        }
+        if self.server.keepalive_timeout_ms == 0 {
+            return Err(invalid("server.keepalive_timeout_ms", "must be at least 1"));
+        }
         if !(1..=MAX_CONCURRENT_STREAMS).contains(&self.server.max_concurrent_streams) {
             return Err(invalid(
                 "server.max_concurrent_streams",
@@ -748,6 +764,8 @@ request_timeout_ms = 30000
 max_concurrent_streams = 1024
 startup_timeout_ms = 60000
 probe_interval_ms = 2000
+keepalive_interval_ms = 20000
+keepalive_timeout_ms = 10000
 
 [database]
 url = "postgres://okey:okey@127.0.0.1:55432/okey_{name}"

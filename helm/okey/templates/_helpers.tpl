@@ -80,7 +80,7 @@ start on an OKEY_<SECTION>__<KEY> variable that names none of them.
 */}}
 {{- define "okey.settingNames" -}}
 server: [host, port, grace_period_ms, request_timeout_ms, max_concurrent_streams,
-  startup_timeout_ms, probe_interval_ms]
+  startup_timeout_ms, probe_interval_ms, keepalive_interval_ms, keepalive_timeout_ms]
 database: [url, max_connections, create_if_missing, commit_groups]
 nats: [url, subject_prefix, events_max_age_secs]
 redis: [url, key_prefix]
