@@ -174,7 +174,8 @@ fn stream_over(asked: Duration) -> tonic::Status {
         Reason::DeadlineExceeded,
         format!(
             "the stream's deadline passed: it was opened with {} ms (grpc-timeout); open it \
-             again to go on (a WatchTable from the last version received misses nothing)",
+             again to go on (WatchTable from the last version received misses nothing; the \
+             other streams start with the state now)",
             asked.as_millis()
         ),
     )

@@ -7,7 +7,7 @@
 //! `server.grace_period_ms` it returns anyway, so the process always exits within the grace period.
 //! Server streams do not wait for it: each ends with UNAVAILABLE `server_stopping` once it has
 //! sent what it already had ([`crate::streams`]), so the stop takes as long as the slowest unary
-//! call.
+//! call, and at most a second more for streams whose clients read nothing.
 //! The binaries catch the signals before they connect to anything ([`build_then_serve`]), so one
 //! that comes while a service starts stops it cleanly too.
 //!
@@ -19,6 +19,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -34,7 +35,7 @@ use crate::deadline::DeadlineLayer;
 use crate::dependencies::Dependencies;
 use crate::settings::ServerSettings;
 use crate::status::Reason;
-use crate::streams::{EndStreamsLayer, streaming_methods};
+use crate::streams::{CallsInFlight, EndStreamsLayer, streaming_methods};
 use crate::telemetry::GrpcServerLayer;
 
 /// Most bytes of request headers (gRPC metadata) a call may carry, as HTTP/2 counts them (each
@@ -45,6 +46,10 @@ use crate::telemetry::GrpcServerLayer;
 /// token could fill); the same bound as a request's message (64 KiB). A proxy in front of the
 /// services may have a lower one of its own.
 pub const MAX_HEADER_LIST_BYTES: u32 = crate::decode::MAX_REQUEST_BYTES as u32;
+
+/// How long the streams ended at a stop have to send their last frames once every unary call has
+/// answered; a client that reads its stream gets them in milliseconds.
+const STREAMS_FLUSH: Duration = Duration::from_secs(1);
 
 /// Why the server could not start or failed while running.
 #[derive(Debug, thiserror::Error)]
@@ -208,6 +213,7 @@ impl ServiceHost {
         // tonic's own timeout would answer CANCELLED), then the error model for requests tonic
         // cannot decode, then authentication.
         let accept_http1 = self.http.is_some();
+        let calls = Arc::new(CallsInFlight::default());
         let streams = streaming_methods(&self.api_names);
         let layers = tower::ServiceBuilder::new()
             .layer(HttpBranchLayer(self.http.take()))
@@ -217,7 +223,7 @@ impl ServiceHost {
                 streams.clone(),
             ))
             .map_response(crate::decode::rewrite)
-            .layer(EndStreamsLayer::new(streams, streams_end_rx))
+            .layer(EndStreamsLayer::new(streams, streams_end_rx, calls.clone()))
             .layer(auth);
 
         let addr = self.local_addr();
@@ -246,11 +252,27 @@ impl ServiceHost {
         let mut stopping = stopping_rx;
         let result = tokio::select! {
             result = &mut server => result.map_err(ServerError::from),
-            () = async {
+            over = async {
                 let _ = stopping.wait_for(|stop| *stop).await;
-                tokio::time::sleep(grace).await;
+                // Done when every unary call has answered and the streams, told to end, have had
+                // a moment to send their last frames: a stream whose client reads nothing would
+                // hold the connection, and the stop, until the grace period ends.
+                tokio::select! {
+                    () = tokio::time::sleep(grace) => true,
+                    () = async {
+                        calls.none_running().await;
+                        tokio::time::sleep(STREAMS_FLUSH).await;
+                    } => false,
+                }
             } => {
-                tracing::warn!(?grace, "grace period over; dropping the calls still running");
+                if over {
+                    tracing::warn!(?grace, "grace period over; dropping the calls still running");
+                } else {
+                    tracing::info!(
+                        "every call answered; dropping the connections of streams that did not \
+                         take their end"
+                    );
+                }
                 Ok(())
             }
         };

@@ -3,17 +3,21 @@
 //! out `server.grace_period_ms` and then cut them. Instead, once the stop begins, each stream
 //! first sends what its handler has already produced, then ends with UNAVAILABLE
 //! `server_stopping`, which tells the client to call again (another replica answers; a stream
-//! that resumes from a version misses nothing). Unary calls in flight finish as before.
+//! that resumes from a version misses nothing). Unary calls in flight finish as before; the layer
+//! counts them ([`CallsInFlight`]), so the host can stop once they are done, without waiting out
+//! the grace period for a stream whose client reads nothing (its last frames wait on flow control
+//! that never opens).
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, ready};
 
 use futures_util::future::Either;
 use http_body::{Body, Frame};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tonic::codegen::Bytes;
 
 use crate::status::{self, Reason};
@@ -31,18 +35,78 @@ pub fn streaming_methods(services: &[&str]) -> HashSet<String> {
     paths
 }
 
-/// The layer that ends the server streams of `paths` once `stopping` turns true.
+/// The calls other than server streams that are running (their handlers have not answered yet).
+#[derive(Default)]
+pub struct CallsInFlight {
+    running: AtomicUsize,
+    none_left: Notify,
+}
+
+impl CallsInFlight {
+    /// Resolves once no call is running (at once when none is).
+    pub async fn none_running(&self) {
+        loop {
+            let notified = self.none_left.notified();
+            if self.running.load(Ordering::Acquire) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    fn start(self: &Arc<Self>) -> Running {
+        self.running.fetch_add(1, Ordering::AcqRel);
+        Running(self.clone())
+    }
+}
+
+/// One call counted in [`CallsInFlight`] until it is dropped (answered, or cancelled).
+struct Running(Arc<CallsInFlight>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.none_left.notify_waiters();
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call's future, counted as running until it completes or is dropped.
+    pub struct Counted<F> {
+        #[pin]
+        inner: F,
+        running: Running,
+    }
+}
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.project().inner.poll(cx)
+    }
+}
+
+/// The layer that ends the server streams of `paths` once `stopping` turns true, and counts the
+/// other calls in `calls`.
 #[derive(Clone)]
 pub struct EndStreamsLayer {
     paths: Arc<HashSet<String>>,
     stopping: watch::Receiver<bool>,
+    calls: Arc<CallsInFlight>,
 }
 
 impl EndStreamsLayer {
-    pub fn new(paths: HashSet<String>, stopping: watch::Receiver<bool>) -> EndStreamsLayer {
+    pub fn new(
+        paths: HashSet<String>,
+        stopping: watch::Receiver<bool>,
+        calls: Arc<CallsInFlight>,
+    ) -> EndStreamsLayer {
         EndStreamsLayer {
             paths: Arc::new(paths),
             stopping,
+            calls,
         }
     }
 }
@@ -74,9 +138,11 @@ where
 {
     type Response = Response;
     type Error = S::Error;
-    /// A unary call's future as it is (no allocation on the hot path); a stream's, boxed.
-    type Future =
-        Either<S::Future, Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>>;
+    /// A unary call's future, counted (no allocation on the hot path); a stream's, boxed.
+    type Future = Either<
+        Counted<S::Future>,
+        Pin<Box<dyn Future<Output = Result<Response, S::Error>> + Send>>,
+    >;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -84,7 +150,11 @@ where
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         if !self.layer.paths.contains(request.uri().path()) {
-            return Either::Left(self.inner.call(request));
+            let running = self.layer.calls.start();
+            return Either::Left(Counted {
+                inner: self.inner.call(request),
+                running,
+            });
         }
         let stopping = self.layer.stopping.clone();
         let answer = self.inner.call(request);
@@ -112,7 +182,8 @@ fn until_stopping(inner: tonic::body::Body, mut stopping: watch::Receiver<bool>)
             status::error(
                 Reason::ServerStopping,
                 "the server is stopping: open the stream again, another replica answers \
-                 (a WatchTable resumed from the last version received misses nothing)",
+                 (WatchTable from the last version received misses nothing; the other streams \
+                 start with the state now)",
             )
         },
     )
