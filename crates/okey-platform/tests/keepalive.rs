@@ -50,19 +50,9 @@ async fn a_client_that_stops_answering_is_disconnected_one_that_answers_is_kept(
     // still carries a call.
     let mut client = common::http2(host.port).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let request = http::Request::post(format!(
-        "http://127.0.0.1:{}/grpc.health.v1.Health/Check",
-        host.port
-    ))
-    .header("content-type", "application/grpc")
-    .header("te", "trailers")
-    .body(())
-    .unwrap();
-    let (response, mut body) = client
-        .send_request(request, false)
-        .expect("the connection is still open");
-    body.send_data(vec![0u8, 0, 0, 0, 0].into(), true)
-        .expect("an empty HealthCheckRequest");
+    let (response, mut body) = common::health_call(&mut client, host.port, "Check");
+    body.send_data(common::EMPTY_MESSAGE.to_vec().into(), true)
+        .expect("an empty HealthCheckRequest on the same connection");
     let response = response.await.expect("answered on the same connection");
     assert_eq!(response.status(), 200);
 

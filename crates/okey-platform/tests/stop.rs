@@ -25,16 +25,8 @@ async fn a_stream_whose_client_reads_nothing_does_not_hold_the_stop() {
         .await
         .expect("HTTP/2");
     tokio::spawn(connection);
-    let request = http::Request::post(format!(
-        "http://127.0.0.1:{}/grpc.health.v1.Health/Watch",
-        host.port
-    ))
-    .header("content-type", "application/grpc")
-    .header("te", "trailers")
-    .body(())
-    .unwrap();
-    let (response, mut body) = client.send_request(request, false).expect("sent");
-    body.send_data(vec![0u8, 0, 0, 0, 0].into(), true)
+    let (response, mut body) = common::health_call(&mut client, host.port, "Watch");
+    body.send_data(common::EMPTY_MESSAGE.to_vec().into(), true)
         .expect("an empty HealthCheckRequest");
     let response = response.await.expect("the stream is open");
     assert_eq!(response.status(), 200);
@@ -54,20 +46,12 @@ async fn a_unary_call_in_flight_still_holds_the_stop_until_it_answers() {
     settings.grace_period_ms = 8_000;
     let host = common::run(ServiceHost::bind(&settings).await.expect("binds"));
     let mut client = common::http2(host.port).await;
-    let request = http::Request::post(format!(
-        "http://127.0.0.1:{}/grpc.health.v1.Health/Check",
-        host.port
-    ))
-    .header("content-type", "application/grpc")
-    .header("te", "trailers")
-    .body(())
-    .unwrap();
     // The call's message comes only 1.5 s after the stop began: its handler waits for it.
-    let (response, mut body) = client.send_request(request, false).expect("sent");
+    let (response, mut body) = common::health_call(&mut client, host.port, "Check");
     let started = Instant::now();
     let stopped = tokio::spawn(host.stop());
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    body.send_data(vec![0u8, 0, 0, 0, 0].into(), true)
+    body.send_data(common::EMPTY_MESSAGE.to_vec().into(), true)
         .expect("the call is still open");
     let response = response.await.expect("answered during the stop");
     assert_eq!(response.status(), 200);

@@ -610,6 +610,20 @@ async fn a_display_name_with_a_control_character_or_a_direction_override_is_refu
     let me = guest(&mut client).await;
     let session = me.session.unwrap();
     let before = stored_accounts(&app).await;
+    let rename = |request_id: String, name: &str| {
+        bearer(
+            pb::UpdateProfileRequest {
+                request_id,
+                profile: Some(pb::Profile {
+                    name: "players/me".into(),
+                    display_name: name.into(),
+                    ..Default::default()
+                }),
+                update_mask: None,
+            },
+            &session.access_token,
+        )
+    };
 
     for (i, name) in ["Ay\u{1b}[31mşe", "\u{202E}esyA", "Ay\rşe"]
         .into_iter()
@@ -621,18 +635,7 @@ async fn a_display_name_with_a_control_character_or_a_direction_override_is_refu
             .unwrap_err();
         assert_invalid(&new_guest, "invalid_display_name");
         let profile = client
-            .update_profile(bearer(
-                pb::UpdateProfileRequest {
-                    request_id: format!("p{i}"),
-                    profile: Some(pb::Profile {
-                        name: "players/me".into(),
-                        display_name: name.into(),
-                        ..Default::default()
-                    }),
-                    update_mask: None,
-                },
-                &session.access_token,
-            ))
+            .update_profile(rename(format!("p{i}"), name))
             .await
             .unwrap_err();
         assert_invalid(&profile, "invalid_display_name");
@@ -643,18 +646,7 @@ async fn a_display_name_with_a_control_character_or_a_direction_override_is_refu
     // left to the server to pick for a new guest.
     for (i, name) in [" \u{200B}\u{200B} ", "\u{3164}"].into_iter().enumerate() {
         let profile = client
-            .update_profile(bearer(
-                pb::UpdateProfileRequest {
-                    request_id: format!("blank{i}"),
-                    profile: Some(pb::Profile {
-                        name: "players/me".into(),
-                        display_name: name.into(),
-                        ..Default::default()
-                    }),
-                    update_mask: None,
-                },
-                &session.access_token,
-            ))
+            .update_profile(rename(format!("blank{i}"), name))
             .await
             .unwrap_err();
         assert_invalid(&profile, "invalid_display_name");

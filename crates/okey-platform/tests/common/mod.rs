@@ -31,6 +31,32 @@ pub async fn http2(port: u16) -> h2::client::SendRequest<tonic::codegen::Bytes> 
     client.ready().await.expect("ready")
 }
 
+/// Opens a call of health's `method` (`Check`, `Watch`) on a plain HTTP/2 connection: the
+/// answer to come, and the request's body, whose message ([`EMPTY_MESSAGE`]) is the caller's to
+/// send (or not).
+#[allow(dead_code)]
+pub fn health_call(
+    client: &mut h2::client::SendRequest<tonic::codegen::Bytes>,
+    port: u16,
+    method: &str,
+) -> (
+    h2::client::ResponseFuture,
+    h2::SendStream<tonic::codegen::Bytes>,
+) {
+    let request = http::Request::post(format!(
+        "http://127.0.0.1:{port}/grpc.health.v1.Health/{method}"
+    ))
+    .header("content-type", "application/grpc")
+    .header("te", "trailers")
+    .body(())
+    .unwrap();
+    client.send_request(request, false).expect("sent")
+}
+
+/// An empty `HealthCheckRequest` as a gRPC message: no compression, length 0.
+#[allow(dead_code)]
+pub const EMPTY_MESSAGE: [u8; 5] = [0; 5];
+
 /// A running host and what stops it.
 pub struct Running {
     pub port: u16,
