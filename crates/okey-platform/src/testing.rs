@@ -34,9 +34,12 @@ pub fn test_public_keys() -> String {
     )
 }
 
-/// The display name [`test_claims`] puts in a token for `player_id`.
+/// The display name [`test_claims`] puts in a token for `player_id`: `name of` and the id's first
+/// 16 characters, a display name as accounts would sign one (at most 24 characters; a longer one
+/// the authentication layer leaves out).
 pub fn test_display_name(player_id: &str) -> String {
-    format!("name of {player_id}")
+    let id: String = player_id.chars().take(16).collect();
+    format!("name of {id}")
 }
 
 /// Claims for `player_id` with `roles`, valid for five minutes for the default issuer and
