@@ -339,6 +339,16 @@ impl Fetched {
     }
 }
 
+/// The table a command-line argument names, if it names one: `tables/{id}`, or a bare table id
+/// that is no file here (as the replay page takes it); anything else is a file.
+pub fn named_table(argument: &str) -> Option<String> {
+    if argument.starts_with("tables/") {
+        return Some(argument.to_owned());
+    }
+    (!std::path::Path::new(argument).exists() && okey_platform::fields::name_id(argument).is_some())
+        .then(|| format!("tables/{argument}"))
+}
+
 /// `tables/{id}` from `tables/{id}` or a bare id.
 pub fn table_name(table: &str) -> String {
     match table.strip_prefix("tables/") {

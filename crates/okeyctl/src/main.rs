@@ -313,14 +313,11 @@ fn main() -> ExitCode {
 
 /// Verifies a hand; exits 1 on a difference, 2 when it could not be read.
 fn verify(args: &VerifyArgs) -> ExitCode {
-    // As `replay` reads its argument: `tables/{id}` or a bare table id names a table, anything
-    // else a file (so a mistyped file name is said to be missing, not taken for a table).
-    let names_table = args.table.starts_with("tables/")
-        || (!std::path::Path::new(&args.table).exists()
-            && uuid::Uuid::parse_str(&args.table).is_ok());
-    if !names_table {
+    // As `replay` reads its argument, so a mistyped file name is said to be missing, not taken
+    // for a table.
+    let Some(table) = okeyctl::history::named_table(&args.table) else {
         return verify_file(std::path::Path::new(&args.table));
-    }
+    };
     let Some(hand) = args.hand else {
         eprintln!("okeyctl verify {}: which hand? Pass --hand N", args.table);
         return ExitCode::from(2);
@@ -332,7 +329,6 @@ fn verify(args: &VerifyArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let table = okeyctl::history::table_name(&args.table);
     let report = runtime().block_on(okeyctl::verify::run(
         &args.remote.table_url,
         token,
@@ -408,16 +404,8 @@ fn verify_file(path: &std::path::Path) -> ExitCode {
 
 /// Tells a hand from a file, or fetched from the table service.
 fn replay(args: &ReplayArgs) -> ExitCode {
-    // A bare table id that is no file here names the table, as the replay page takes it.
-    let source = if !std::path::Path::new(&args.source).exists()
-        && uuid::Uuid::parse_str(&args.source).is_ok()
-    {
-        format!("tables/{}", args.source)
-    } else {
-        args.source.clone()
-    };
-    if !source.starts_with("tables/") {
-        let path = PathBuf::from(&source);
+    let Some(source) = okeyctl::history::named_table(&args.source) else {
+        let path = PathBuf::from(&args.source);
         if args.hand.is_some() {
             eprintln!(
                 "okeyctl replay: --hand is for tables/{{id}}; the file {} holds one hand, told \
@@ -447,7 +435,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
                 ExitCode::from(2)
             }
         };
-    }
+    };
     let Some(hand) = args.hand else {
         eprintln!("okeyctl replay {source}: which hand? Pass --hand N");
         return ExitCode::from(2);

@@ -207,7 +207,7 @@ fn hand_path(rest: &str) -> Option<(String, &str)> {
 /// with its reason otherwise.
 fn hand_text(text: &str) -> Result<u32, Status> {
     let plain = text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
-    match text.parse::<i32>().ok().filter(|_| plain || text == "0") {
+    match text.parse::<i32>().ok().filter(|_| plain) {
         Some(n) => hand_number_arg(n),
         None => Err(status::invalid_argument(
             Reason::InvalidHandNumber,
